@@ -1,0 +1,52 @@
+# Papertrade — `make help` lists the targets.
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTHON ?= python3
+PG_TEST_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/test
+PYTEST_ARGS ?= -n 2
+
+.PHONY: help setup run test test-sqlite test-postgres lint fmt types bench clean
+
+help: ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
+
+setup: $(VENV)/.installed frontend/node_modules/.installed ## install pinned Python and front-end dependencies
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip==26.3
+	$(BIN)/pip install -q -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	cd frontend && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+run: setup ## start the service on its embedded defaults (SQLite under ./var, http://127.0.0.1:8000)
+	$(BIN)/papertrade serve
+
+lint: setup ## ruff format check and lint
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench
+
+fmt: setup ## format and fix what ruff can
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+types: setup ## mypy (strict) over the code and the tests
+	$(BIN)/mypy src/papertrade tests bench
+
+test-sqlite: setup ## the test suite on SQLite
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-postgres: setup ## the same suite on PostgreSQL ($(PG_TEST_URL))
+	PAPERTRADE_TEST_POSTGRES_URL=$(PG_TEST_URL) $(BIN)/pytest $(PYTEST_ARGS)
+
+test: lint types test-sqlite test-postgres ## everything CI runs: lint, types, tests on SQLite and PostgreSQL
+
+bench: setup ## run the benchmarks and print their tables (see BENCHMARKS.md)
+	$(BIN)/python bench/run_all.py
+
+clean: ## remove the virtualenv, front-end packages and local data
+	rm -rf $(VENV) frontend/node_modules var

@@ -1,0 +1,82 @@
+"""The ASGI application: every surface over one domain core."""
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy import text
+from starlette.responses import HTMLResponse, Response
+
+from papertrade import __version__, errorhandlers, migrate, v1
+from papertrade.config import Settings, get_settings
+from papertrade.context import AppContext
+from papertrade.kit.responses import NativeJSONResponse, native_error
+from papertrade.middleware import BodyLimitMiddleware, IdempotencyMiddleware
+
+log = logging.getLogger("papertrade")
+FRONTEND = Path(__file__).resolve().parents[2] / "frontend" / "node_modules"
+
+DESCRIPTION = """Native REST API of Papertrade. Times are milliseconds since the epoch; USDT amounts
+are JSON numbers with 6 decimals; every error is `{"error": "<code>", "msg": "<text>"}`.
+Authenticate with `Authorization: Bearer <API_KEY>` or the web session cookie (writes then need
+`X-CSRF-Token`). Writes accept an `Idempotency-Key` header (24 hours)."""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; the lifespan applies migrations and starts the background parts."""
+    settings = settings or get_settings()
+    ctx = AppContext.build(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await migrate.upgrade(ctx.db.engine)
+        yield
+        await ctx.close()
+
+    app = FastAPI(
+        title="Papertrade",
+        version=__version__,
+        description=DESCRIPTION,
+        default_response_class=NativeJSONResponse,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/v1/openapi.json",
+    )
+    app.state.ctx = ctx
+    errorhandlers.install(app)
+    native = v1.build_router()
+    app.include_router(native, prefix="/v1")
+    app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)
+    _add_platform_routes(app, ctx)
+    app.add_middleware(IdempotencyMiddleware, ctx=ctx)
+    app.add_middleware(BodyLimitMiddleware, ctx=ctx)
+    return app
+
+
+def _add_platform_routes(app: FastAPI, ctx: AppContext) -> None:
+    @app.get("/healthz", include_in_schema=False)
+    async def healthz() -> Response:
+        try:
+            async with ctx.db.reader() as session:
+                await session.execute(text("SELECT 1"))
+        except Exception as exc:  # the answer must say "down", whatever the driver raised
+            return native_error(503, "database_unavailable", f"Database check failed: {exc}")
+        return NativeJSONResponse({"status": "ok", "database": "ok"})
+
+    if (FRONTEND / "swagger-ui-dist").is_dir():
+        app.mount("/static/vendor", StaticFiles(directory=FRONTEND), name="vendor")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/v1/openapi.json",
+            title="Papertrade API",
+            swagger_js_url="/static/vendor/swagger-ui-dist/swagger-ui-bundle.js",
+            swagger_css_url="/static/vendor/swagger-ui-dist/swagger-ui.css",
+            swagger_favicon_url="/static/vendor/swagger-ui-dist/favicon-32x32.png",
+        )

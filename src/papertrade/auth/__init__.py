@@ -1,0 +1,1 @@
+"""Who is calling: one principal type, resolved by one authentication layer per surface."""

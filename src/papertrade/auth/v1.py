@@ -1,0 +1,156 @@
+"""Authentication for /v1: the web session cookie (with CSRF) or a native API key (Bearer)."""
+
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from fastapi import Depends, Request
+from sqlalchemy import select, update
+
+from papertrade.auth.cookies import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE
+from papertrade.auth.principal import Principal
+from papertrade.context import AppContext, get_context
+from papertrade.errors import Forbidden, RateLimited, Unauthorized
+from papertrade.kit.security import constant_equal, token_hash
+from papertrade.kit.time import now_ms
+from papertrade.models import ApiKey, UserSession
+
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+LAST_USED_RESOLUTION_MS = 60_000
+
+
+async def _from_bearer(ctx: AppContext, token: str) -> Principal:
+    async with ctx.db.reader() as session:
+        key = await session.scalar(select(ApiKey).where(ApiKey.key_hash == token_hash(token)))
+    if key is None or key.revoked_at is not None:
+        raise Unauthorized(
+            "Invalid or revoked API key. /v1 accepts native API keys created under Settings, "
+            "API Keys.",
+            code="invalid_api_key",
+        )
+    now = now_ms()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION_MS:
+        async with ctx.db.unit_of_work() as session:
+            await session.execute(
+                update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
+            )
+    return Principal(
+        kind="api_key",
+        user_id=key.user_id,
+        credential_id=key.id,
+        scope="write" if key.scope == "write" else "read",
+    )
+
+
+async def session_principal(ctx: AppContext, request: Request) -> tuple[Principal, str] | None:
+    """The principal of a valid session cookie and its CSRF token, or None."""
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        return None
+    async with ctx.db.reader() as session:
+        row = await session.scalar(
+            select(UserSession).where(UserSession.token_hash == token_hash(token))
+        )
+    if row is None or row.revoked_at is not None or row.expires_at <= now_ms():
+        return None
+    return Principal(kind="session", user_id=row.user_id, credential_id=row.id), row.csrf_token
+
+
+def check_csrf(ctx: AppContext, request: Request, expected: str) -> None:
+    """Double-submit check plus an allowed Origin (or Referer) for cookie-authenticated writes."""
+    header = request.headers.get(CSRF_HEADER, "")
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    if not header or not constant_equal(header, cookie) or not constant_equal(header, expected):
+        raise Forbidden(
+            "Missing or wrong CSRF token: send the csrf_token cookie's value in X-CSRF-Token.",
+            code="csrf_failed",
+        )
+    origin = request.headers.get("origin")
+    if origin is None:
+        referer = request.headers.get("referer")
+        if referer:
+            parts = urlsplit(referer)
+            origin = f"{parts.scheme}://{parts.netloc}"
+    if origin is None or origin.rstrip("/") not in ctx.settings.origins():
+        raise Forbidden("Request origin is not allowed.", code="csrf_failed")
+
+
+async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
+    """Charge one request to the credential's own budget; 429 with Retry-After when spent."""
+    limits = {
+        "session": ctx.settings.rate_limit_session_per_min,
+        "api_key": ctx.settings.rate_limit_api_key_per_min,
+        "webhook": ctx.settings.rate_limit_webhook_per_min,
+        "compat": ctx.settings.rate_limit_compat_weight_per_min,
+    }
+    usage = await ctx.limiter.hit(principal.rate_key, limits[principal.kind], 60)
+    if not usage.allowed:
+        raise RateLimited(
+            f"Rate limit of {limits[principal.kind]} requests per minute exceeded for this "
+            f"credential; retry in {usage.retry_after} s.",
+            retry_after=usage.retry_after,
+        )
+
+
+async def current_principal(
+    request: Request, ctx: Annotated[AppContext, Depends(get_context)]
+) -> Principal:
+    """Resolve a /v1 caller from `Authorization: Bearer` or the session cookie."""
+    authorization = request.headers.get("authorization")
+    if authorization is not None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized(
+                "Authorization must be 'Bearer <API_KEY>'.", code="invalid_authorization"
+            )
+        principal = await _from_bearer(ctx, token.strip())
+    else:
+        found = await session_principal(ctx, request)
+        if found is None:
+            raise Unauthorized(
+                "Sign in, or send a native API key as 'Authorization: Bearer <API_KEY>'.",
+                code="unauthenticated",
+            )
+        principal, csrf = found
+        if request.method not in SAFE_METHODS:
+            check_csrf(ctx, request, csrf)
+    await charge_rate_limit(ctx, principal)
+    return principal
+
+
+async def writer_principal(
+    principal: Annotated[Principal, Depends(current_principal)],
+) -> Principal:
+    """A caller allowed to change state (session cookie or write-scoped key)."""
+    if not principal.can_write:
+        raise Forbidden(
+            "This API key is read-only; create a key with scope 'write' to change state.",
+            code="read_only_key",
+        )
+    return principal
+
+
+async def session_only(principal: Annotated[Principal, Depends(current_principal)]) -> Principal:
+    """Credential management is done in the web application, with the session cookie only."""
+    if principal.kind != "session":
+        raise Forbidden(
+            "Credentials are managed in the web application (session cookie) only.",
+            code="session_required",
+        )
+    return principal
+
+
+Caller = Annotated[Principal, Depends(current_principal)]
+Writer = Annotated[Principal, Depends(writer_principal)]
+WebUser = Annotated[Principal, Depends(session_only)]
+Ctx = Annotated[AppContext, Depends(get_context)]
+
+
+async def optional_principal(request: Request, ctx: Ctx) -> Principal | None:
+    """The caller when credentials are sent, None for anonymous readers of public pages."""
+    if "authorization" in request.headers:
+        return await current_principal(request, ctx)
+    found = await session_principal(ctx, request)
+    return found[0] if found else None
+
+
+MaybeCaller = Annotated[Principal | None, Depends(optional_principal)]

@@ -1,0 +1,63 @@
+"""The `papertrade` command: serve, db upgrade."""
+
+import argparse
+import asyncio
+import logging
+
+from papertrade.config import get_settings
+
+
+def _serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    settings = get_settings()
+    if args.workers > 1 and settings.is_sqlite:
+        raise SystemExit(
+            "--workers > 1 needs PostgreSQL (PAPERTRADE_DATABASE_URL=postgresql+asyncpg://...): "
+            "SQLite has a single writer."
+        )
+    settings.var_dir.mkdir(parents=True, exist_ok=True)
+    uvicorn.run(
+        "papertrade.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        proxy_headers=True,
+    )
+
+
+def _db_upgrade(_args: argparse.Namespace) -> None:
+    from papertrade import migrate
+    from papertrade.db import Database
+
+    async def run() -> None:
+        settings = get_settings()
+        settings.var_dir.mkdir(parents=True, exist_ok=True)
+        db = Database(settings.database_url)
+        try:
+            await migrate.upgrade(db.engine)
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())
+    print("database is at the newest revision")  # noqa: T201
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the console script."""
+    parser = argparse.ArgumentParser(prog="papertrade", description="Paper trading service")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(handler=_serve)
+    db = commands.add_parser("db", help="database maintenance")
+    db_commands = db.add_subparsers(dest="db_command", required=True)
+    db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    args.handler(args)

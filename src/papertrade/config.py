@@ -1,0 +1,98 @@
+"""Settings from environment variables prefixed PAPERTRADE_ (see README, Configuration)."""
+
+import secrets
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "testserver"}
+
+
+class Settings(BaseSettings):
+    """Every setting the service reads; the defaults run an embedded single-process service."""
+
+    model_config = SettingsConfigDict(env_prefix="PAPERTRADE_", env_file=".env", extra="ignore")
+
+    var_dir: Path = Path("./var")
+    database_url: str = ""  # default: sqlite+aiosqlite:///<var_dir>/papertrade.db
+    redis_url: str | None = None
+    secret_key: str = ""  # default: generated once and kept in <var_dir>/secret_key
+    public_base_url: str = "http://127.0.0.1:8000"
+    allowed_origins: list[str] = Field(default_factory=list)
+    cookie_domain: str | None = None
+    cookie_secure: bool | None = None  # default: on, except plain-http local development
+    legacy_prefix: str = "/api"
+    session_days: int = 30
+
+    # Requests per minute per credential, by credential tier.
+    rate_limit_session_per_min: int = 600
+    rate_limit_api_key_per_min: int = 1200
+    rate_limit_webhook_per_min: int = 60
+    rate_limit_compat_weight_per_min: int = 2400
+    rate_limit_compat_orders_per_10s: int = 300
+    rate_limit_compat_orders_per_min: int = 1200
+    max_body_bytes: int = 64 * 1024
+
+    market_source: str = "auto"  # auto | binance | sim | replay
+    binance_rest_url: str = "https://fapi.binance.com"
+    binance_ws_url: str = "wss://fstream.binance.com"
+    sim_seed: int = 42
+    sim_tick_ms: int = 1000
+    replay_path: Path | None = None
+    replay_speed: float = 1.0
+    stale_after_ms: int = 15_000
+    maker_fee_rate: str = "0.0002"
+    taker_fee_rate: str = "0.0005"
+    default_leverage: int = 20
+
+    @model_validator(mode="after")
+    def _fill_defaults(self) -> "Settings":
+        if not self.database_url:
+            self.database_url = f"sqlite+aiosqlite:///{self.var_dir / 'papertrade.db'}"
+        if self.cookie_secure is None:
+            self.cookie_secure = not self.is_local_http
+        elif not self.cookie_secure and not self.is_local_http:
+            raise ValueError(
+                "PAPERTRADE_COOKIE_SECURE=false is only allowed for plain-http local development "
+                "(PUBLIC_BASE_URL on http://localhost or 127.0.0.1)"
+            )
+        self.legacy_prefix = "/" + self.legacy_prefix.strip("/")
+        return self
+
+    @property
+    def is_local_http(self) -> bool:
+        parts = urlsplit(self.public_base_url)
+        return parts.scheme == "http" and (parts.hostname or "") in LOCAL_HOSTS
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    def origins(self) -> set[str]:
+        """Origins allowed to make cookie-authenticated writes."""
+        parts = urlsplit(self.public_base_url)
+        found = {f"{parts.scheme}://{parts.netloc}"}
+        found.update(origin.rstrip("/") for origin in self.allowed_origins)
+        return found
+
+    def resolved_secret_key(self) -> str:
+        """The configured secret, or one generated on first run and kept under var_dir."""
+        if self.secret_key:
+            return self.secret_key
+        path = self.var_dir / "secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        self.var_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        path.write_text(key)
+        path.chmod(0o600)
+        return key
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings (tests clear the cache to change them)."""
+    return Settings()

@@ -1,0 +1,1 @@
+"""Native API keys: created in the web application, shown once, stored as hashes."""

@@ -1,0 +1,1 @@
+"""Domain-agnostic helpers: decimals, time, signing."""

@@ -1,0 +1,29 @@
+"""Exact column types: Decimal stored as a scaled integer."""
+
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import BigInteger, Dialect
+from sqlalchemy.types import TypeDecorator
+
+SCALE = 8
+
+
+class DecimalType(TypeDecorator[Decimal]):
+    """Decimal stored as BIGINT in units of 10^-8: exact, sortable and summable on every engine."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def process_bind_param(self, value: Decimal | None, dialect: Dialect) -> int | None:
+        if value is None:
+            return None
+        scaled = value.scaleb(SCALE)
+        if scaled != scaled.to_integral_value():
+            raise ValueError(f"{value} has more than {SCALE} decimal places")
+        return int(scaled)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
+        if value is None:
+            return None
+        return Decimal(int(value)).scaleb(-SCALE)

@@ -1,0 +1,24 @@
+"""Native JSON responses and error bodies."""
+
+from typing import Any
+
+import orjson
+from starlette.responses import JSONResponse
+
+JSON_MEDIA_TYPE = "application/json; charset=utf-8"
+
+
+class NativeJSONResponse(JSONResponse):
+    """JSON with the spec's media type `application/json; charset=utf-8`."""
+
+    media_type = JSON_MEDIA_TYPE
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
+def native_error(
+    status_code: int, code: str, msg: str, headers: dict[str, str] | None = None
+) -> NativeJSONResponse:
+    """The one native error body: {"error": code, "msg": text}."""
+    return NativeJSONResponse({"error": code, "msg": msg}, status_code=status_code, headers=headers)

@@ -1,0 +1,231 @@
+"""ASGI middleware: request size limit and Idempotency-Key replay for /v1 writes."""
+
+import hashlib
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from papertrade.auth.cookies import SESSION_COOKIE
+from papertrade.context import AppContext
+from papertrade.kit.responses import native_error
+from papertrade.kit.time import now_ms
+from papertrade.models import IdempotencyRecord
+from papertrade.surfaces import is_fapi_path
+
+IDEMPOTENCY_TTL_MS = 24 * 3_600_000
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+class BodyTooLarge(Exception):
+    """The request body passed the configured limit."""
+
+
+def too_large_response(scope: Scope, ctx: AppContext) -> Any:
+    limit = ctx.settings.max_body_bytes
+    if is_fapi_path(scope["path"], ctx.settings):
+        from papertrade.fapi.errors import fapi_error
+
+        return fapi_error(413, -1000, f"Request body is larger than {limit} bytes.")
+    return native_error(413, "payload_too_large", f"Request body is larger than {limit} bytes.")
+
+
+async def read_body(receive: Receive, limit: int) -> bytes:
+    """The whole request body, refusing more than `limit` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def replaying(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+class BodyLimitMiddleware:
+    """Buffers each HTTP body up to the limit; an oversized body gets 413 in the surface's shape."""
+
+    def __init__(self, app: ASGIApp, ctx: AppContext):
+        self.app = app
+        self.ctx = ctx
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        limit = self.ctx.settings.max_body_bytes
+        declared = headers.get(b"content-length", b"0")
+        try:
+            too_big = int(declared) > limit
+        except ValueError:
+            too_big = True
+        if too_big:
+            await too_large_response(scope, self.ctx)(scope, receive, send)
+            return
+        try:
+            body = await read_body(receive, limit)
+        except BodyTooLarge:
+            await too_large_response(scope, self.ctx)(scope, receive, send)
+            return
+        scope.setdefault("state", {})["raw_body"] = body
+        await self.app(scope, replaying(body), send)
+
+
+class IdempotencyMiddleware:
+    """Replays the stored response of a /v1 write repeated with the same Idempotency-Key."""
+
+    def __init__(self, app: ASGIApp, ctx: AppContext):
+        self.app = app
+        self.ctx = ctx
+
+    def _applies(self, scope: Scope) -> bool:
+        if scope["type"] != "http" or scope["method"] not in WRITE_METHODS:
+            return False
+        path: str = scope["path"]
+        prefix = self.ctx.settings.legacy_prefix
+        return path.startswith("/v1/") or (
+            path.startswith(prefix + "/") and not is_fapi_path(path, self.ctx.settings)
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._applies(scope):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        key = headers.get("idempotency-key")
+        credential = headers.get("authorization") or _cookie(headers.get("cookie", ""))
+        if not key or not credential:
+            await self.app(scope, receive, send)
+            return
+        if len(key) > 255:
+            await native_error(
+                400, "invalid_idempotency_key", "Idempotency-Key is longer than 255 characters."
+            )(scope, receive, send)
+            return
+        body = scope.get("state", {}).get("raw_body")
+        if body is None:
+            body = await read_body(receive, self.ctx.settings.max_body_bytes)
+        scope_hash = hashlib.sha256(credential.encode("latin-1")).hexdigest()
+        digest = hashlib.sha256(
+            b"\n".join(
+                [scope["method"].encode(), scope["path"].encode(), scope["query_string"], body]
+            )
+        ).hexdigest()
+        early = await self._claim(scope_hash, key, digest)
+        if early is not None:
+            await early(scope, receive, send)
+            return
+        await self._run_and_store(scope, body, send, scope_hash, key)
+
+    async def _claim(self, scope_hash: str, key: str, digest: str) -> Any:
+        """Insert an in-flight record, or return the response that answers this repeat."""
+        now = now_ms()
+        try:
+            async with self.ctx.db.unit_of_work() as session:
+                record = await session.scalar(
+                    select(IdempotencyRecord).where(
+                        IdempotencyRecord.scope == scope_hash, IdempotencyRecord.key == key
+                    )
+                )
+                if record is not None and record.expires_at <= now:
+                    await session.delete(record)
+                    await session.flush()
+                    record = None
+                if record is None:
+                    session.add(
+                        IdempotencyRecord(
+                            scope=scope_hash,
+                            key=key,
+                            request_hash=digest,
+                            expires_at=now + IDEMPOTENCY_TTL_MS,
+                        )
+                    )
+                    return None
+        except IntegrityError:
+            return _in_flight()
+        if record.request_hash != digest:
+            return native_error(
+                422,
+                "idempotency_key_reused",
+                "This Idempotency-Key was already used with a different request; use a new key.",
+            )
+        if record.status_code is None:
+            return _in_flight()
+        from starlette.responses import Response
+
+        return Response(
+            record.response_body or b"",
+            status_code=record.status_code,
+            media_type=record.content_type,
+            headers={"Idempotent-Replayed": "true"},
+        )
+
+    async def _run_and_store(
+        self, scope: Scope, body: bytes, send: Send, scope_hash: str, key: str
+    ) -> None:
+        status = 500
+        content_type: str | None = None
+        chunks: list[bytes] = []
+
+        async def capture(message: Message) -> None:
+            nonlocal status, content_type
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"content-type":
+                        content_type = value.decode("latin-1")
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, replaying(body), capture)
+        finally:
+            async with self.ctx.db.unit_of_work() as session:
+                match = (IdempotencyRecord.scope == scope_hash) & (IdempotencyRecord.key == key)
+                if status >= 500:
+                    # A failure is not an answer: let the client retry with the same key.
+                    await session.execute(delete(IdempotencyRecord).where(match))
+                else:
+                    record = await session.scalar(select(IdempotencyRecord).where(match))
+                    if record is not None:
+                        record.status_code = status
+                        record.response_body = b"".join(chunks)
+                        record.content_type = content_type
+
+
+def _in_flight() -> Any:
+    return native_error(
+        409,
+        "idempotency_in_progress",
+        "A request with this Idempotency-Key is still being processed; retry shortly.",
+    )
+
+
+def _cookie(header: str) -> str | None:
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == SESSION_COOKIE and value:
+            return value
+    return None

@@ -1,0 +1,26 @@
+"""Every ORM table, one module each; importing this package registers them all."""
+
+from papertrade.models.api_key import ApiKey
+from papertrade.models.compat_key import CompatKey
+from papertrade.models.fill import Fill
+from papertrade.models.idempotency import IdempotencyRecord
+from papertrade.models.ledger import LedgerEntry
+from papertrade.models.order import Order
+from papertrade.models.portfolio import Portfolio
+from papertrade.models.position import Position
+from papertrade.models.user import User, UserSession
+from papertrade.models.webhook_token import WebhookToken
+
+__all__ = [
+    "ApiKey",
+    "CompatKey",
+    "Fill",
+    "IdempotencyRecord",
+    "LedgerEntry",
+    "Order",
+    "Portfolio",
+    "Position",
+    "User",
+    "UserSession",
+    "WebhookToken",
+]

@@ -1,0 +1,44 @@
+"""Orders of every surface (native, compatible, webhook, web)."""
+
+from decimal import Decimal
+
+from sqlalchemy import BigInteger, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from papertrade.db import Base
+from papertrade.kit.dbtypes import DecimalType
+from papertrade.models.base import created_at_column, updated_at_column
+
+
+class Order(Base):
+    __tablename__ = "orders"
+    __table_args__ = (
+        UniqueConstraint("portfolio_id", "client_order_id"),
+        Index("ix_orders_portfolio_status", "portfolio_id", "status"),
+        Index("ix_orders_open", "is_open"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
+    symbol: Mapped[str] = mapped_column(String(30))
+    side: Mapped[str] = mapped_column(String(4))  # buy | sell
+    type: Mapped[str] = mapped_column(String(10))  # market | limit
+    action: Mapped[str] = mapped_column(String(5))  # open | close (reduce-only)
+    time_in_force: Mapped[str] = mapped_column(String(3), default="GTC")
+    status: Mapped[str] = mapped_column(String(20))
+    is_open: Mapped[bool] = mapped_column(default=False)  # resting in the book
+    quantity: Mapped[Decimal] = mapped_column(DecimalType)
+    size_usd: Mapped[Decimal] = mapped_column(DecimalType)
+    price: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)
+    avg_price: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
+    filled_quantity: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
+    filled_quote: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
+    commission: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
+    realized_pnl: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
+    reserved_margin: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
+    client_order_id: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(10), default="v1")
+    reject_reason: Mapped[str | None] = mapped_column(String(200), default=None)
+    created_at: Mapped[int] = created_at_column()
+    updated_at: Mapped[int] = updated_at_column()
+    filled_at: Mapped[int | None] = mapped_column(BigInteger, default=None)

@@ -1,0 +1,41 @@
+"""Portfolios: a USDT wallet with positions, owned by one user."""
+
+from decimal import Decimal
+
+from sqlalchemy import BigInteger, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from papertrade.db import Base
+from papertrade.kit.dbtypes import DecimalType
+from papertrade.models.base import created_at_column, updated_at_column
+
+CODE_PREFIX = "P"
+CODE_DIGITS = 7
+
+
+class Portfolio(Base):
+    __tablename__ = "portfolios"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(String(2000), default="")
+    visibility: Mapped[str] = mapped_column(String(10), default="private")
+    initial_balance: Mapped[Decimal] = mapped_column(DecimalType)
+    balance: Mapped[Decimal] = mapped_column(DecimalType)
+    maker_fee_rate: Mapped[Decimal] = mapped_column(DecimalType)
+    taker_fee_rate: Mapped[Decimal] = mapped_column(DecimalType)
+    created_at: Mapped[int] = created_at_column()
+    updated_at: Mapped[int] = updated_at_column()
+    deleted_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
+
+    @property
+    def code(self) -> str:
+        return f"{CODE_PREFIX}{self.id:0{CODE_DIGITS}d}"
+
+
+def id_from_code(code: str) -> int | None:
+    """The portfolio id a short code names, or None when it is not a code."""
+    if len(code) < 2 or code[0].upper() != CODE_PREFIX or not code[1:].isdigit():
+        return None
+    return int(code[1:]) if len(code) <= 20 else None

@@ -1,0 +1,1 @@
+"""Portfolios, their wallets and the credentials bound to them."""

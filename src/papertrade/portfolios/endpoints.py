@@ -1,0 +1,160 @@
+"""/v1/portfolios: create, read, update, delete, and the portfolio's credentials."""
+
+from decimal import Decimal
+
+from fastapi import APIRouter
+
+from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, WebUser, Writer
+from papertrade.portfolios import credentials, service
+from papertrade.portfolios.schemas import (
+    CompatKeyCreate,
+    CompatKeyCreated,
+    CompatKeyRead,
+    PortfolioCreate,
+    PortfolioRead,
+    PortfolioUpdate,
+    WebhookTokenCreated,
+    WebhookTokenRead,
+)
+
+router = APIRouter(tags=["portfolios"])
+
+
+@router.post("/portfolios", status_code=201, response_model=PortfolioRead)
+async def create_portfolio(body: PortfolioCreate, principal: Writer, ctx: Ctx) -> PortfolioRead:
+    """Create a portfolio funded with `initial_balance` USDT (default 10,000)."""
+    async with ctx.db.unit_of_work() as session:
+        portfolio = await service.create(
+            session,
+            principal.user_id,
+            name=body.name,
+            description=body.description,
+            initial_balance=body.initial_balance,
+            visibility=body.visibility,
+            maker_fee_rate=Decimal(ctx.settings.maker_fee_rate),
+            taker_fee_rate=Decimal(ctx.settings.taker_fee_rate),
+        )
+        return PortfolioRead.model_validate(portfolio)
+
+
+@router.get("/portfolios/my", response_model=list[PortfolioRead])
+async def my_portfolios(principal: Caller, ctx: Ctx) -> list[PortfolioRead]:
+    """The caller's portfolios (works with an API key)."""
+    async with ctx.db.reader() as session:
+        rows = await service.list_mine(session, principal.user_id)
+        return [PortfolioRead.model_validate(p) for p in rows]
+
+
+@router.get("/portfolios/by_code/{code}", response_model=PortfolioRead)
+async def portfolio_by_code(code: str, principal: MaybeCaller, ctx: Ctx) -> PortfolioRead:
+    """Look up by short code (e.g. P0000001): public ones for anyone, private for the owner."""
+    async with ctx.db.reader() as session:
+        return PortfolioRead.model_validate(await service.get_by_code(session, principal, code))
+
+
+@router.get("/portfolios/{portfolio_id}", response_model=PortfolioRead)
+async def get_portfolio(portfolio_id: int, principal: Caller, ctx: Ctx) -> PortfolioRead:
+    """One of the caller's portfolios."""
+    async with ctx.db.reader() as session:
+        return PortfolioRead.model_validate(
+            await service.get_owned(session, principal, portfolio_id)
+        )
+
+
+@router.patch("/portfolios/{portfolio_id}", response_model=PortfolioRead)
+async def update_portfolio(
+    portfolio_id: int, body: PortfolioUpdate, principal: Writer, ctx: Ctx
+) -> PortfolioRead:
+    """Rename, describe, or change visibility."""
+    async with ctx.db.unit_of_work() as session:
+        portfolio = await service.get_owned(session, principal, portfolio_id, for_update=True)
+        for field, value in body.model_dump(exclude_none=True).items():
+            setattr(portfolio, field, value)
+        await session.flush()
+        return PortfolioRead.model_validate(portfolio)
+
+
+@router.delete("/portfolios/{portfolio_id}", response_model=PortfolioRead)
+async def delete_portfolio(portfolio_id: int, principal: WebUser, ctx: Ctx) -> PortfolioRead:
+    """Delete: hidden from every listing, its keys and webhook tokens revoked; history kept."""
+    async with ctx.db.unit_of_work() as session:
+        portfolio = await service.get_owned(session, principal, portfolio_id, for_update=True)
+        await service.soft_delete(session, portfolio)
+        return PortfolioRead.model_validate(portfolio)
+
+
+@router.post(
+    "/portfolios/{portfolio_id}/api-keys", status_code=201, response_model=CompatKeyCreated
+)
+async def create_compat_key(
+    portfolio_id: int, body: CompatKeyCreate, principal: WebUser, ctx: Ctx
+) -> CompatKeyCreated:
+    """A Binance-compatible key pair for this portfolio; the secret is shown only here."""
+    async with ctx.db.unit_of_work() as session:
+        await service.get_owned(session, principal, portfolio_id)
+        row, key, secret = await credentials.create_compat_key(
+            session, ctx.cipher, portfolio_id, body.note
+        )
+        read = CompatKeyRead.model_validate(row)
+    return CompatKeyCreated(**read.model_dump(), api_key=key, api_secret=secret)
+
+
+@router.get("/portfolios/{portfolio_id}/api-keys", response_model=list[CompatKeyRead])
+async def list_compat_keys(portfolio_id: int, principal: WebUser, ctx: Ctx) -> list[CompatKeyRead]:
+    """The portfolio's key pairs, revoked ones included (never the key or secret)."""
+    async with ctx.db.reader() as session:
+        await service.get_owned(session, principal, portfolio_id)
+        rows = await credentials.list_compat_keys(session, portfolio_id)
+        return [CompatKeyRead.model_validate(r) for r in rows]
+
+
+@router.delete("/portfolios/{portfolio_id}/api-keys/{key_id}", response_model=CompatKeyRead)
+async def revoke_compat_key(
+    portfolio_id: int, key_id: int, principal: WebUser, ctx: Ctx
+) -> CompatKeyRead:
+    """Revoke a key pair at once."""
+    async with ctx.db.unit_of_work() as session:
+        await service.get_owned(session, principal, portfolio_id)
+        row = await credentials.revoke_compat_key(session, portfolio_id, key_id)
+        return CompatKeyRead.model_validate(row)
+
+
+@router.post(
+    "/portfolios/{portfolio_id}/webhook-tokens",
+    status_code=201,
+    response_model=WebhookTokenCreated,
+)
+async def create_webhook_token(
+    portfolio_id: int, principal: WebUser, ctx: Ctx
+) -> WebhookTokenCreated:
+    """A webhook token and the full URL to paste into an alert; shown only here."""
+    async with ctx.db.unit_of_work() as session:
+        await service.get_owned(session, principal, portfolio_id)
+        row, token = await credentials.create_webhook_token(session, portfolio_id)
+        read = WebhookTokenRead.model_validate(row)
+    url = f"{ctx.settings.public_base_url.rstrip('/')}/webhook/tv/{token}"
+    return WebhookTokenCreated(**read.model_dump(), webhook_token=token, url=url)
+
+
+@router.get("/portfolios/{portfolio_id}/webhook-tokens", response_model=list[WebhookTokenRead])
+async def list_webhook_tokens(
+    portfolio_id: int, principal: WebUser, ctx: Ctx
+) -> list[WebhookTokenRead]:
+    """The portfolio's webhook tokens, revoked ones included."""
+    async with ctx.db.reader() as session:
+        await service.get_owned(session, principal, portfolio_id)
+        rows = await credentials.list_webhook_tokens(session, portfolio_id)
+        return [WebhookTokenRead.model_validate(r) for r in rows]
+
+
+@router.delete(
+    "/portfolios/{portfolio_id}/webhook-tokens/{token_id}", response_model=WebhookTokenRead
+)
+async def revoke_webhook_token(
+    portfolio_id: int, token_id: int, principal: WebUser, ctx: Ctx
+) -> WebhookTokenRead:
+    """Revoke a webhook token at once."""
+    async with ctx.db.unit_of_work() as session:
+        await service.get_owned(session, principal, portfolio_id)
+        row = await credentials.revoke_webhook_token(session, portfolio_id, token_id)
+        return WebhookTokenRead.model_validate(row)

@@ -1,0 +1,96 @@
+"""Portfolio lifecycle and ownership."""
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.auth.principal import Principal
+from papertrade.errors import NotFound
+from papertrade.kit.time import now_ms
+from papertrade.models import LedgerEntry, Portfolio
+from papertrade.models.portfolio import id_from_code
+from papertrade.portfolios import credentials
+
+
+async def create(
+    session: AsyncSession,
+    user_id: int,
+    *,
+    name: str,
+    description: str,
+    initial_balance: Decimal,
+    visibility: str,
+    maker_fee_rate: Decimal,
+    taker_fee_rate: Decimal,
+) -> Portfolio:
+    """A new portfolio funded with its initial balance (recorded as a deposit)."""
+    portfolio = Portfolio(
+        user_id=user_id,
+        name=name,
+        description=description,
+        visibility=visibility,
+        initial_balance=initial_balance,
+        balance=initial_balance,
+        maker_fee_rate=maker_fee_rate,
+        taker_fee_rate=taker_fee_rate,
+    )
+    session.add(portfolio)
+    await session.flush()
+    session.add(
+        LedgerEntry(
+            portfolio_id=portfolio.id,
+            kind="deposit",
+            amount=initial_balance,
+            balance_after=initial_balance,
+            note="initial balance",
+        )
+    )
+    return portfolio
+
+
+async def get_owned(
+    session: AsyncSession, principal: Principal, portfolio_id: int, *, for_update: bool = False
+) -> Portfolio:
+    """The caller's live portfolio; anyone else's (or a deleted one) is a 404."""
+    statement = select(Portfolio).where(Portfolio.id == portfolio_id)
+    if for_update:
+        statement = statement.with_for_update()
+    portfolio = await session.scalar(statement)
+    if (
+        portfolio is None
+        or portfolio.user_id != principal.user_id
+        or portfolio.deleted_at is not None
+        or (principal.portfolio_id is not None and principal.portfolio_id != portfolio_id)
+    ):
+        raise NotFound("Portfolio not found.", code="portfolio_not_found")
+    return portfolio
+
+
+async def get_by_code(session: AsyncSession, principal: Principal | None, code: str) -> Portfolio:
+    """Look up by short code: public ones for everyone, private ones for their owner only."""
+    portfolio_id = id_from_code(code)
+    portfolio = await session.get(Portfolio, portfolio_id) if portfolio_id else None
+    if portfolio is None or portfolio.deleted_at is not None:
+        raise NotFound("Portfolio not found.", code="portfolio_not_found")
+    if portfolio.visibility != "public" and (
+        principal is None or principal.user_id != portfolio.user_id
+    ):
+        raise NotFound("Portfolio not found.", code="portfolio_not_found")
+    return portfolio
+
+
+async def list_mine(session: AsyncSession, user_id: int) -> Sequence[Portfolio]:
+    result = await session.scalars(
+        select(Portfolio)
+        .where(Portfolio.user_id == user_id, Portfolio.deleted_at.is_(None))
+        .order_by(Portfolio.id)
+    )
+    return result.all()
+
+
+async def soft_delete(session: AsyncSession, portfolio: Portfolio) -> None:
+    """Hide the portfolio; its rows stay for history and its credentials stop working."""
+    portfolio.deleted_at = now_ms()
+    await credentials.revoke_all(session, portfolio.id)

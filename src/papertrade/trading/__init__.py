@@ -1,0 +1,1 @@
+"""The pure trading kernel: no I/O, no ORM, no web framework."""

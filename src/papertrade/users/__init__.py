@@ -1,0 +1,1 @@
+"""Users: sign-up, sign-in, sessions and the profile."""

@@ -1,0 +1,67 @@
+"""/v1/auth/* and /v1/user."""
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from papertrade.auth.cookies import clear_session_cookies, set_session_cookies
+from papertrade.auth.v1 import Caller, Ctx, WebUser
+from papertrade.errors import Forbidden
+from papertrade.kit.responses import NativeJSONResponse
+from papertrade.users import service
+from papertrade.users.schemas import Credentials, UserRead
+
+router = APIRouter(tags=["auth"])
+
+
+def _check_origin(ctx: Ctx, request: Request) -> None:
+    # Sign-in has no session yet, so no CSRF token; a browser's Origin still must be ours.
+    origin = request.headers.get("origin")
+    if origin is not None and origin.rstrip("/") not in ctx.settings.origins():
+        raise Forbidden("Request origin is not allowed.", code="csrf_failed")
+
+
+async def _signed_in(ctx: Ctx, user_id: int, token: str, csrf: str, status: int) -> Response:
+    async with ctx.db.reader() as session:
+        user = await service.get_user(session, user_id)
+    response = NativeJSONResponse(
+        UserRead.model_validate(user).model_dump(mode="json"), status_code=status
+    )
+    set_session_cookies(response, ctx.settings, token, csrf)
+    return response
+
+
+@router.post("/auth/signup", status_code=201, response_model=UserRead)
+async def signup(body: Credentials, request: Request, ctx: Ctx) -> Response:
+    """Create an account and sign in (sets the session and csrf_token cookies)."""
+    _check_origin(ctx, request)
+    async with ctx.db.unit_of_work() as session:
+        user = await service.create_user(session, body.email, body.password)
+        token, csrf = await service.open_session(session, user, ctx.settings.session_days)
+    return await _signed_in(ctx, user.id, token, csrf, 201)
+
+
+@router.post("/auth/login", response_model=UserRead)
+async def login(body: Credentials, request: Request, ctx: Ctx) -> Response:
+    """Sign in with email and password."""
+    _check_origin(ctx, request)
+    async with ctx.db.unit_of_work() as session:
+        user = await service.authenticate(session, body.email, body.password)
+        token, csrf = await service.open_session(session, user, ctx.settings.session_days)
+    return await _signed_in(ctx, user.id, token, csrf, 200)
+
+
+@router.post("/auth/logout", status_code=200)
+async def logout(principal: WebUser, ctx: Ctx) -> Response:
+    """Sign out: the session is revoked server-side at once."""
+    async with ctx.db.unit_of_work() as session:
+        await service.revoke_session(session, principal.credential_id)
+    response = NativeJSONResponse({"ok": True})
+    clear_session_cookies(response, ctx.settings)
+    return response
+
+
+@router.get("/user", response_model=UserRead)
+async def profile(principal: Caller, ctx: Ctx) -> UserRead:
+    """The signed-in user's profile."""
+    async with ctx.db.reader() as session:
+        return UserRead.model_validate(await service.get_user(session, principal.user_id))

@@ -1,0 +1,70 @@
+"""Accounts and server-side sessions."""
+
+import secrets
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.errors import Conflict, NotFound, Unauthorized
+from papertrade.kit.security import hash_password, new_token, token_hash, verify_password
+from papertrade.kit.time import now_ms
+from papertrade.models import User, UserSession
+
+
+def normalise_email(email: str) -> str:
+    local, _, domain = email.strip().rpartition("@")
+    return f"{local}@{domain.lower()}"
+
+
+async def create_user(session: AsyncSession, email: str, password: str) -> User:
+    """Create an account; the email must be new (case-insensitive domain)."""
+    email = normalise_email(email)
+    if await session.scalar(select(User.id).where(User.email == email)) is not None:
+        raise Conflict("An account with this email already exists.", code="email_taken")
+    user = User(email=email, password_hash=hash_password(password), display_name=email[:80])
+    session.add(user)
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        raise Conflict("An account with this email already exists.", code="email_taken") from exc
+    return user
+
+
+async def authenticate(session: AsyncSession, email: str, password: str) -> User:
+    """The user with these credentials; one message for every failure (no enumeration)."""
+    user = await session.scalar(select(User).where(User.email == normalise_email(email)))
+    if not verify_password(user.password_hash if user else None, password) or user is None:
+        raise Unauthorized("Email or password is incorrect.", code="invalid_credentials")
+    return user
+
+
+async def open_session(session: AsyncSession, user: User, days: int) -> tuple[str, str]:
+    """Start a web session; returns (cookie token, csrf token). Only hashes are stored."""
+    token = new_token("pts_")
+    csrf = secrets.token_urlsafe(32)
+    session.add(
+        UserSession(
+            token_hash=token_hash(token),
+            user_id=user.id,
+            csrf_token=csrf,
+            expires_at=now_ms() + days * 86_400_000,
+        )
+    )
+    await session.flush()
+    return token, csrf
+
+
+async def revoke_session(session: AsyncSession, session_id: int) -> None:
+    await session.execute(
+        update(UserSession)
+        .where(UserSession.id == session_id, UserSession.revoked_at.is_(None))
+        .values(revoked_at=now_ms())
+    )
+
+
+async def get_user(session: AsyncSession, user_id: int) -> User:
+    user = await session.get(User, user_id)
+    if user is None:
+        raise NotFound("User not found.")
+    return user

@@ -1,0 +1,180 @@
+"""Shared fixtures: a real database (SQLite by default, PostgreSQL when asked) and the real app."""
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from papertrade.app import create_app
+from papertrade.config import Settings
+
+ORIGIN = "https://testserver"
+PG_URL = os.environ.get("PAPERTRADE_TEST_POSTGRES_URL")  # postgresql+asyncpg://user@host:port/db
+
+
+async def _fresh_postgres_database(name: str) -> str:
+    assert PG_URL is not None
+    base = PG_URL.replace("postgresql+asyncpg://", "postgresql://")
+    conn = await asyncpg.connect(base)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(scope="session")
+def worker_id_name(request: pytest.FixtureRequest) -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+@pytest.fixture(scope="session")
+async def database_url(tmp_path_factory: pytest.TempPathFactory, worker_id_name: str) -> str:
+    if PG_URL:
+        return await _fresh_postgres_database(f"papertrade_test_{worker_id_name}")
+    path = tmp_path_factory.mktemp("db") / "papertrade.db"
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "var_dir": var_dir,
+        "secret_key": "test-secret-key",
+        "public_base_url": ORIGIN,
+        "market_source": "sim",
+        "sim_tick_ms": 100,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+@asynccontextmanager
+async def running_app(settings: Settings) -> AsyncIterator[FastAPI]:
+    """The real app with its lifespan (migrations, engine) running."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture(scope="session")
+async def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return make_settings(database_url, tmp_path_factory.mktemp("var"))
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    async with running_app(settings) as application:
+        yield application
+
+
+def client_for(app: FastAPI, **kwargs: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url=ORIGIN, timeout=30, **kwargs
+    )
+
+
+@pytest.fixture
+async def anon(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    async with client_for(app) as client:
+        yield client
+
+
+class User:
+    """A signed-up user driving the API through the web session (cookie + CSRF)."""
+
+    def __init__(
+        self, client: httpx.AsyncClient, email: str, password: str, profile: dict[str, Any]
+    ):
+        self.client = client
+        self.email = email
+        self.password = password
+        self.profile = profile
+
+    @property
+    def id(self) -> int:
+        return int(self.profile["id"])
+
+    def write_headers(self) -> dict[str, str]:
+        return {"X-CSRF-Token": self.client.cookies.get("csrf_token") or "", "Origin": ORIGIN}
+
+    async def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        return await self.client.get(url, **kwargs)
+
+    async def post(self, url: str, **kwargs: Any) -> httpx.Response:
+        headers = {**self.write_headers(), **kwargs.pop("headers", {})}
+        return await self.client.post(url, headers=headers, **kwargs)
+
+    async def patch(self, url: str, **kwargs: Any) -> httpx.Response:
+        headers = {**self.write_headers(), **kwargs.pop("headers", {})}
+        return await self.client.patch(url, headers=headers, **kwargs)
+
+    async def delete(self, url: str, **kwargs: Any) -> httpx.Response:
+        headers = {**self.write_headers(), **kwargs.pop("headers", {})}
+        return await self.client.delete(url, headers=headers, **kwargs)
+
+    async def portfolio(self, **body: Any) -> dict[str, Any]:
+        response = await self.post("/v1/portfolios", json={"name": "main", **body})
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+    async def api_key(self, scope: str = "write") -> str:
+        response = await self.post("/v1/user/api-keys", json={"note": "test", "scope": scope})
+        assert response.status_code == 201, response.text
+        return str(response.json()["key"])
+
+    async def compat_key(self, portfolio_id: int) -> tuple[str, str]:
+        response = await self.post(f"/v1/portfolios/{portfolio_id}/api-keys", json={"note": "bot"})
+        assert response.status_code == 201, response.text
+        return response.json()["api_key"], response.json()["api_secret"]
+
+    async def webhook_token(self, portfolio_id: int) -> str:
+        response = await self.post(f"/v1/portfolios/{portfolio_id}/webhook-tokens")
+        assert response.status_code == 201, response.text
+        return str(response.json()["webhook_token"])
+
+
+def unique_email(prefix: str = "user") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}@example.com"
+
+
+async def sign_up(app: FastAPI, email: str | None = None, password: str = "s3cret-pass") -> User:
+    client = client_for(app)
+    email = email or unique_email()
+    response = await client.post(
+        "/v1/auth/signup", json={"email": email, "password": password}, headers={"Origin": ORIGIN}
+    )
+    assert response.status_code == 201, response.text
+    return User(client, email, password, response.json())
+
+
+@pytest.fixture
+async def user_factory(app: FastAPI) -> AsyncIterator[Callable[..., Any]]:
+    users: list[User] = []
+
+    async def make(**kwargs: Any) -> User:
+        user = await sign_up(app, **kwargs)
+        users.append(user)
+        return user
+
+    yield make
+    await asyncio.gather(*(u.client.aclose() for u in users))
+
+
+@pytest.fixture
+async def user(user_factory: Callable[..., Any]) -> User:
+    made: User = await user_factory()
+    return made
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}

@@ -1,0 +1,58 @@
+"""Per-credential rate limits, in-process and shared through Redis (foundation point 10)."""
+
+import os
+from collections.abc import AsyncIterator
+
+import pytest
+from fastapi import FastAPI
+
+from papertrade.config import Settings
+from tests.conftest import bearer, client_for, running_app, sign_up
+
+REDIS_URL = os.environ.get("PAPERTRADE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+async def tight_app(settings: Settings) -> AsyncIterator[FastAPI]:
+    tight = settings.model_copy(update={"rate_limit_api_key_per_min": 5})
+    async with running_app(tight) as app:
+        yield app
+
+
+async def test_each_credential_has_its_own_budget(tight_app: FastAPI) -> None:
+    user = await sign_up(tight_app)
+    first, second = await user.api_key(), await user.api_key()
+    async with client_for(tight_app) as client:
+        statuses = [
+            (await client.get("/v1/user", headers=bearer(first))).status_code for _ in range(6)
+        ]
+        assert statuses == [200] * 5 + [429]
+        limited = await client.get("/v1/user", headers=bearer(first))
+        assert int(limited.headers["retry-after"]) >= 1
+        assert limited.json()["error"] == "rate_limited"
+        assert (await client.get("/v1/user", headers=bearer(second))).status_code == 200
+        assert (await user.get("/v1/user")).status_code == 200  # the session is billed apart
+    await user.client.aclose()
+
+
+async def test_redis_store_shares_one_budget_between_processes(settings: Settings) -> None:
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(REDIS_URL)
+    try:
+        await redis.ping()
+    except Exception:
+        pytest.fail(f"Redis is required for this test at {REDIS_URL}")
+    await redis.flushdb()
+    await redis.aclose()
+    shared = settings.model_copy(update={"rate_limit_api_key_per_min": 4, "redis_url": REDIS_URL})
+    async with running_app(shared) as one, running_app(shared) as two:
+        user = await sign_up(one)
+        key = await user.api_key()
+        async with client_for(one) as a, client_for(two) as b:
+            statuses = [
+                (await client.get("/v1/user", headers=bearer(key))).status_code
+                for client in (a, b, a, b, a)
+            ]
+        await user.client.aclose()
+    assert statuses == [200, 200, 200, 200, 429]
