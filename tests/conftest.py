@@ -178,3 +178,12 @@ async def user(user_factory: Callable[..., Any]) -> User:
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture(scope="session")
+async def live_url(app: FastAPI) -> AsyncIterator[str]:
+    """The session app served over real HTTP on 127.0.0.1."""
+    from tests.liveserver import live_server
+
+    async with live_server(app) as url:
+        yield url

@@ -14,8 +14,13 @@ from starlette.responses import HTMLResponse, Response
 from papertrade import __version__, errorhandlers, migrate, v1
 from papertrade.config import Settings, get_settings
 from papertrade.context import AppContext
+from papertrade.engine.engine import Engine
+from papertrade.fapi import routes as fapi_routes
 from papertrade.kit.responses import NativeJSONResponse, native_error
+from papertrade.market.from_settings import feed_from_settings
 from papertrade.middleware import BodyLimitMiddleware, IdempotencyMiddleware
+from papertrade.web import routes as web_routes
+from papertrade.webhooks import endpoints as webhook_endpoints
 
 log = logging.getLogger("papertrade")
 FRONTEND = Path(__file__).resolve().parents[2] / "frontend" / "node_modules"
@@ -34,8 +39,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await migrate.upgrade(ctx.db.engine)
-        yield
-        await ctx.close()
+        ctx.market = await feed_from_settings(settings)
+        engine = Engine(ctx)
+        ctx.engine = engine
+        await engine.start()
+        await ctx.market.start()
+        try:
+            yield
+        finally:
+            await engine.stop()
+            await ctx.market.stop()
+            await ctx.close()
 
     app = FastAPI(
         title="Papertrade",
@@ -52,7 +66,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     native = v1.build_router()
     app.include_router(native, prefix="/v1")
     app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)
+    compatible = fapi_routes.build_router()
+    app.include_router(compatible, prefix="/fapi", include_in_schema=False)
+    app.include_router(
+        compatible, prefix=f"{settings.legacy_prefix}/binance/fapi", include_in_schema=False
+    )
+    app.include_router(webhook_endpoints.root_router)
     _add_platform_routes(app, ctx)
+    app.include_router(web_routes.router)
     app.add_middleware(IdempotencyMiddleware, ctx=ctx)
     app.add_middleware(BodyLimitMiddleware, ctx=ctx)
     return app

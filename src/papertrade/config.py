@@ -47,6 +47,7 @@ class Settings(BaseSettings):
     maker_fee_rate: str = "0.0002"
     taker_fee_rate: str = "0.0005"
     default_leverage: int = 20
+    snapshot_interval_s: float = 300.0  # equity marks for the equity curve and drawdown
 
     @model_validator(mode="after")
     def _fill_defaults(self) -> "Settings":

@@ -1,15 +1,23 @@
 """The process's shared resources, built once at start and reached through the app state."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import HTTPConnection
 
 from papertrade.config import Settings
 from papertrade.db import Database
+from papertrade.events import Event, EventBus
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from papertrade.kit.security import SecretCipher
+
+if TYPE_CHECKING:
+    from papertrade.engine.engine import Engine
+    from papertrade.market.feed import MarketFeed
 
 
 @dataclass
@@ -21,6 +29,9 @@ class AppContext:
     cipher: SecretCipher
     limiter: RateLimiter
     redis: Redis | None = None
+    events: EventBus = field(default_factory=EventBus)
+    market: "MarketFeed | None" = None
+    engine: "Engine | None" = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -35,13 +46,26 @@ class AppContext:
             redis=redis,
         )
 
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A unit of work; after it commits, its after-commit actions run and events go out."""
+        async with self.db.unit_of_work() as session:
+            yield session
+            for step in session.info.pop("before_commit", []):
+                await step(session)
+        for action in session.info.pop("after_commit", []):
+            action()
+        events: list[Event] = session.info.pop("events", [])
+        if events:
+            await self.events.publish(events)
+
     async def close(self) -> None:
         await self.db.dispose()
         if self.redis is not None:
             await self.redis.aclose()
 
 
-def get_context(conn: HTTPConnection) -> AppContext:
-    """The AppContext of the running app (a FastAPI dependency)."""
+async def get_context(conn: HTTPConnection) -> AppContext:
+    """The AppContext of the running app (a FastAPI dependency; async so it runs on the loop)."""
     ctx: AppContext = conn.app.state.ctx
     return ctx

@@ -13,6 +13,7 @@ from papertrade.errors import PapertradeError, RateLimited
 from papertrade.fapi.errors import HTTP_STATUS_TO_FAPI, domain_to_fapi, fapi_error
 from papertrade.kit.responses import native_error
 from papertrade.surfaces import is_fapi_path
+from papertrade.trading.errors import TradingRuleError
 
 log = logging.getLogger("papertrade.errors")
 
@@ -52,6 +53,18 @@ async def on_domain_error(request: Request, exc: Exception) -> Response:
     return native_error(exc.status_code, exc.code, exc.message, headers)
 
 
+async def on_trading_rule(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, TradingRuleError)
+    if _is_fapi(request):
+        status, code, msg = domain_to_fapi(exc)
+        return fapi_error(status, code, msg)
+    return native_error(400, exc.code, _sentence(exc.message))
+
+
+def _sentence(message: str) -> str:
+    return message[:1].upper() + message[1:] + ("" if message.endswith(".") else ".")
+
+
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     headers = dict(exc.headers) if exc.headers else None
@@ -85,6 +98,7 @@ def install(app: FastAPI) -> None:
     """Register the handlers on the app."""
     handlers: dict[Any, Any] = {
         PapertradeError: on_domain_error,
+        TradingRuleError: on_trading_rule,
         StarletteHTTPException: on_http_error,
         RequestValidationError: on_validation_error,
         Exception: on_unhandled,

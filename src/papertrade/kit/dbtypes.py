@@ -3,7 +3,8 @@
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import BigInteger, Dialect
+from sqlalchemy import BigInteger, ColumnElement, Dialect, func, type_coerce
+from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.types import TypeDecorator
 
 SCALE = 8
@@ -15,10 +16,12 @@ class DecimalType(TypeDecorator[Decimal]):
     impl = BigInteger
     cache_ok = True
 
-    def process_bind_param(self, value: Decimal | None, dialect: Dialect) -> int | None:
+    def process_bind_param(self, value: Decimal | int | None, dialect: Dialect) -> int | None:
         if value is None:
             return None
-        scaled = value.scaleb(SCALE)
+        if isinstance(value, float):
+            raise TypeError("floats are not stored as money; pass a Decimal")
+        scaled = Decimal(value).scaleb(SCALE)
         if scaled != scaled.to_integral_value():
             raise ValueError(f"{value} has more than {SCALE} decimal places")
         return int(scaled)
@@ -27,3 +30,8 @@ class DecimalType(TypeDecorator[Decimal]):
         if value is None:
             return None
         return Decimal(int(value)).scaleb(-SCALE)
+
+
+def decimal_sum(column: ColumnElement[Any] | InstrumentedAttribute[Any]) -> ColumnElement[Decimal]:
+    """SUM of a DecimalType column, 0 when there are no rows, read back as an exact Decimal."""
+    return type_coerce(func.coalesce(func.sum(column), 0), DecimalType())

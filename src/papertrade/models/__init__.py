@@ -2,7 +2,9 @@
 
 from papertrade.models.api_key import ApiKey
 from papertrade.models.compat_key import CompatKey
+from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
+from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.order import Order
@@ -14,7 +16,9 @@ from papertrade.models.webhook_token import WebhookToken
 __all__ = [
     "ApiKey",
     "CompatKey",
+    "EquitySnapshot",
     "Fill",
+    "FundingSettlement",
     "IdempotencyRecord",
     "LedgerEntry",
     "Order",

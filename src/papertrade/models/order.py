@@ -37,7 +37,7 @@ class Order(Base):
     realized_pnl: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
     reserved_margin: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(0))
     client_order_id: Mapped[str] = mapped_column(String(64))
-    source: Mapped[str] = mapped_column(String(10), default="v1")
+    source: Mapped[str] = mapped_column(String(20), default="v1")  # v1 fapi web webhook liquidation
     reject_reason: Mapped[str | None] = mapped_column(String(200), default=None)
     created_at: Mapped[int] = created_at_column()
     updated_at: Mapped[int] = updated_at_column()

@@ -1,0 +1,128 @@
+"""Start a real `papertrade serve` in a subprocess for benchmarks, and tear it down."""
+
+import contextlib
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def served(extra_env: dict[str, str] | None = None, workers: int = 1) -> Iterator[str]:
+    """Yield the base URL of a fresh service (SQLite in a temp dir, simulated market)."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as var:
+        env = {
+            **os.environ,
+            "PAPERTRADE_VAR_DIR": var,
+            "PAPERTRADE_MARKET_SOURCE": "sim",
+            "PAPERTRADE_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "PAPERTRADE_RATE_LIMIT_API_KEY_PER_MIN": "100000000",
+            "PAPERTRADE_RATE_LIMIT_SESSION_PER_MIN": "100000000",
+            "PAPERTRADE_RATE_LIMIT_COMPAT_WEIGHT_PER_MIN": "100000000",
+            "PAPERTRADE_RATE_LIMIT_COMPAT_ORDERS_PER_10S": "100000000",
+            "PAPERTRADE_RATE_LIMIT_COMPAT_ORDERS_PER_MIN": "100000000",
+            **(extra_env or {}),
+        }
+        command = [
+            str(Path(sys.executable).parent / "papertrade"),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ]
+        log = Path(var) / "server.log"
+        with log.open("w") as out:
+            process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+            url = f"http://127.0.0.1:{port}"
+            try:
+                for _ in range(300):
+                    with contextlib.suppress(httpx.HTTPError):
+                        if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                            break
+                    time.sleep(0.1)
+                else:
+                    raise RuntimeError("service did not start: " + log.read_text()[-2000:])
+                yield url
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+
+
+def signup_with_key(url: str, balance: str = "100000000") -> tuple[str, int, httpx.Client]:
+    """A new user with a write API key and a well-funded portfolio."""
+    client = httpx.Client(base_url=url, headers={"Origin": url})
+    email = f"bench-{time.time_ns()}@example.com"
+    client.post("/v1/auth/signup", json={"email": email, "password": "benchmark-pass"})
+    csrf = {"X-CSRF-Token": client.cookies.get("csrf_token") or ""}
+    key = client.post("/v1/user/api-keys", json={"note": "bench", "scope": "write"}, headers=csrf)
+    portfolio = client.post(
+        "/v1/portfolios", json={"name": "bench", "initial_balance": balance}, headers=csrf
+    )
+    return key.json()["key"], portfolio.json()["id"], client
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    system = f"{platform.system()} {platform.machine()}"
+    return f"{system}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
+
+
+def wrk(url: str, script: Path, *, connections: int = 32, seconds: int = 10) -> dict[str, float]:
+    """Run wrk pinned to one core; returns requests/s and latency percentiles in ms."""
+    command = [
+        "taskset",
+        "-c",
+        "0",
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--latency",
+        "-s",
+        str(script),
+        url,
+    ]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return parse_wrk(output)
+
+
+def parse_wrk(output: str) -> dict[str, float]:
+    result: dict[str, float] = {"non2xx": 0.0}
+    for line in output.splitlines():
+        parts = line.split()
+        if line.startswith("Requests/sec:"):
+            result["rps"] = float(parts[1])
+        elif len(parts) == 2 and parts[0] in ("50%", "99%"):
+            result["p" + parts[0].rstrip("%")] = _ms(parts[1])
+        elif "Non-2xx" in line:
+            result["non2xx"] = float(parts[-1])
+    return result
+
+
+def _ms(text: str) -> float:
+    for unit, factor in (("us", 0.001), ("ms", 1.0), ("s", 1000.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * factor
+    return float(text)

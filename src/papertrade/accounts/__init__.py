@@ -1,0 +1,1 @@
+"""A portfolio's money: equity, the ledger, fills, reset and top-up."""

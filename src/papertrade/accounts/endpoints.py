@@ -1,0 +1,106 @@
+"""/v1/portfolios/{id}/equity, ledger, fills, reset and top-up."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from papertrade.accounts import service
+from papertrade.accounts.schemas import (
+    EquityRead,
+    FillRead,
+    LedgerRead,
+    Reset,
+    SnapshotRead,
+    TopUp,
+)
+from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.kit.time import now_ms
+from papertrade.portfolios import service as portfolio_service
+from papertrade.portfolios.schemas import PortfolioRead
+
+router = APIRouter(tags=["accounts"])
+Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+@router.get("/portfolios/{portfolio_id}/equity", response_model=EquityRead)
+async def equity(portfolio_id: int, principal: Caller, ctx: Ctx) -> EquityRead:
+    """Balance, unrealized PnL, equity, margin used and available, at the current marks."""
+    async with ctx.db.reader() as session:
+        portfolio = await portfolio_service.get_owned(session, principal, portfolio_id)
+        state = await service.account_state(session, ctx, portfolio)
+        from_ledger = await service.ledger_balance(session, portfolio_id)
+    return EquityRead(
+        portfolio_id=portfolio_id,
+        balance=state.wallet_balance,
+        unrealized_pnl=state.unrealized_pnl,
+        equity=state.equity,
+        margin_used=state.position_initial_margin + state.open_order_margin,
+        maintenance_margin=state.maintenance_margin,
+        available=state.available_balance,
+        ledger_balance=from_ledger,
+        time=now_ms(),
+    )
+
+
+@router.get("/portfolios/{portfolio_id}/ledger", response_model=list[LedgerRead])
+async def ledger(
+    portfolio_id: int, principal: Caller, ctx: Ctx, before_id: int | None = None, limit: Limit = 100
+) -> list[LedgerRead]:
+    """Every balance change, newest first (page with before_id)."""
+    async with ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+        rows = await service.ledger(session, portfolio_id, before_id, limit)
+        return [LedgerRead.model_validate(r) for r in rows]
+
+
+@router.get("/portfolios/{portfolio_id}/fills", response_model=list[FillRead])
+async def fills(
+    portfolio_id: int,
+    principal: Caller,
+    ctx: Ctx,
+    symbol: Annotated[str | None, Query(max_length=30)] = None,
+    before_id: int | None = None,
+    limit: Limit = 100,
+) -> list[FillRead]:
+    """Executions with price, commission and realized PnL, newest first."""
+    async with ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+        rows = await service.fills(
+            session, portfolio_id, symbol=symbol, before_id=before_id, limit=limit
+        )
+        return [FillRead.model_validate(r) for r in rows]
+
+
+@router.get("/portfolios/{portfolio_id}/equity-curve", response_model=list[SnapshotRead])
+async def equity_curve(
+    portfolio_id: int, principal: Caller, ctx: Ctx, limit: Limit = 500
+) -> list[SnapshotRead]:
+    """Periodic equity marks, oldest first."""
+    async with ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+        rows = await service.snapshots(session, portfolio_id, limit)
+        return [SnapshotRead.model_validate(r) for r in rows]
+
+
+@router.post("/portfolios/{portfolio_id}/top-up", response_model=PortfolioRead)
+async def top_up(portfolio_id: int, body: TopUp, principal: Writer, ctx: Ctx) -> PortfolioRead:
+    """Add simulated USDT (a ledger `top_up` entry)."""
+    async with ctx.transaction() as session:
+        portfolio = await portfolio_service.get_owned(
+            session, principal, portfolio_id, for_update=True
+        )
+        service.top_up(session, portfolio, body.amount)
+        return PortfolioRead.model_validate(portfolio)
+
+
+@router.post("/portfolios/{portfolio_id}/reset", response_model=PortfolioRead)
+async def reset(
+    portfolio_id: int, principal: Writer, ctx: Ctx, body: Reset | None = None
+) -> PortfolioRead:
+    """Cancel orders, close positions without PnL, restore the starting balance; keys stay."""
+    async with ctx.transaction() as session:
+        portfolio = await portfolio_service.get_owned(
+            session, principal, portfolio_id, for_update=True
+        )
+        await service.reset(session, ctx, portfolio, body.initial_balance if body else None)
+        return PortfolioRead.model_validate(portfolio)

@@ -1,0 +1,1 @@
+"""The engine: resting-order matching on the market stream, funding, liquidation, snapshots."""

@@ -1,0 +1,197 @@
+"""Matches resting LIMIT orders against the market stream; the books are a cache of the database."""
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Iterable
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.context import AppContext
+from papertrade.engine import risk, snapshots
+from papertrade.events import Event, emit
+from papertrade.kit.decimals import ZERO
+from papertrade.models import Order, Portfolio, Position
+from papertrade.orders.fills import apply_fill
+from papertrade.orders.views import order_event_data
+from papertrade.trading import orders as rules
+from papertrade.trading.book import Books, RestingOrder
+from papertrade.trading.enums import Liquidity, OrderStatus, Side
+from papertrade.trading.values import Quote
+
+log = logging.getLogger("papertrade.engine")
+CHUNK = 500
+
+
+def _chunks(ids: list[int]) -> Iterable[list[int]]:
+    for start in range(0, len(ids), CHUNK):
+        yield ids[start : start + CHUNK]
+
+
+class Engine:
+    """One per deployment: owns the books, applies crossings, funding and liquidations."""
+
+    def __init__(self, ctx: AppContext, sweep_interval_s: float = 1.0):
+        self.ctx = ctx
+        self.books = Books()
+        self._seq = itertools.count()
+        self._funding_seen: dict[str, Quote] = {}
+        self._sweep_interval_s = sweep_interval_s
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Rebuild the books from the open orders in the database and follow the stream."""
+        async with self.ctx.db.reader() as session:
+            rows = await session.scalars(
+                select(Order).where(Order.is_open.is_(True)).order_by(Order.id)
+            )
+            for order in rows:
+                self.rest(order)
+        log.info("engine started with %d resting orders", sum(len(b) for b in self.books.values()))
+        assert self.ctx.market is not None
+        self.ctx.market.on_tick(self.on_tick)
+        self._tasks.append(asyncio.create_task(self._sweep_forever(), name="engine-sweep"))
+        self._tasks.append(asyncio.create_task(self._snapshot_forever(), name="engine-snapshots"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+
+    def rest(self, order: Order) -> None:
+        """Put an open order in its book (price-time priority)."""
+        assert order.price is not None
+        remaining = order.quantity - order.filled_quantity
+        self.books.add(
+            order.symbol,
+            RestingOrder(
+                order.id,
+                order.portfolio_id,
+                Side(order.side),
+                order.price,
+                remaining,
+                next(self._seq),
+            ),
+        )
+
+    def unrest(self, symbol: str, order_id: int) -> None:
+        self.books.remove(symbol, order_id)
+
+    async def on_tick(self, quote: Quote) -> None:
+        """Fill what the new mark crosses, and settle funding when a funding time passes."""
+        if self.books.get(quote.symbol) is not None:
+            crossed = self.books.crossed(quote.symbol, quote.mark_price)
+            if crossed:
+                await self.fill_crossed(quote.symbol, crossed)
+        previous = self._funding_seen.get(quote.symbol)
+        self._funding_seen[quote.symbol] = quote
+        if previous is not None and quote.next_funding_time > previous.next_funding_time:
+            await risk.settle_funding(
+                self.ctx,
+                quote.symbol,
+                previous.next_funding_time,
+                previous.funding_rate,
+                quote.mark_price,
+            )
+
+    async def fill_crossed(self, symbol: str, crossed: list[RestingOrder]) -> None:
+        """Fill crossed orders at their limit prices (maker), in one unit of work."""
+        try:
+            async with self.ctx.transaction() as session:
+                await self._apply_crossed(session, symbol, crossed)
+        except Exception:
+            log.exception(
+                "filling %d crossed %s orders failed; they stay resting", len(crossed), symbol
+            )
+            for resting in crossed:
+                self.books.add(symbol, resting)
+
+    async def _apply_crossed(
+        self, session: AsyncSession, symbol: str, crossed: list[RestingOrder]
+    ) -> None:
+        ids = [r.order_id for r in crossed]
+        orders: dict[int, Order] = {}
+        for chunk in _chunks(ids):
+            rows = await session.scalars(select(Order).where(Order.id.in_(chunk)).with_for_update())
+            orders.update((o.id, o) for o in rows)
+        portfolio_ids = sorted({o.portfolio_id for o in orders.values()})
+        portfolios: dict[int, Portfolio] = {}
+        positions: dict[int, Position] = {}
+        for chunk in _chunks(portfolio_ids):
+            found = await session.scalars(
+                select(Portfolio)
+                .where(Portfolio.id.in_(chunk))
+                .order_by(Portfolio.id)
+                .with_for_update()
+            )
+            portfolios.update((p.id, p) for p in found)
+            held = await session.scalars(
+                select(Position).where(Position.portfolio_id.in_(chunk), Position.symbol == symbol)
+            )
+            positions.update((p.portfolio_id, p) for p in held)
+        for resting in crossed:
+            order = orders.get(resting.order_id)
+            if order is None or not order.is_open:
+                continue  # cancelled (or filled) since it was put in the book: one outcome only
+            portfolio = portfolios[order.portfolio_id]
+            position = positions.get(portfolio.id)
+            if position is None:
+                position = Position(
+                    portfolio_id=portfolio.id,
+                    symbol=symbol,
+                    quantity=ZERO,
+                    entry_price=ZERO,
+                    realized_pnl=ZERO,
+                    leverage=self.ctx.settings.default_leverage,
+                )
+                session.add(position)
+                positions[portfolio.id] = position
+            self._fill_one(session, portfolio, position, order)
+
+    def _fill_one(
+        self, session: AsyncSession, portfolio: Portfolio, position: Position, order: Order
+    ) -> None:
+        assert order.price is not None
+        quantity = order.quantity - order.filled_quantity
+        if order.action == "close":
+            # Reduce-only: never more than the position, never in the growing direction.
+            if rules.reducing_side(position.quantity) is not Side(order.side):
+                quantity = ZERO
+            quantity = min(quantity, abs(position.quantity))
+        if quantity > ZERO:
+            apply_fill(
+                session,
+                portfolio,
+                position,
+                order,
+                price=order.price,
+                quantity=quantity,
+                liquidity=Liquidity.MAKER,
+            )
+        if order.is_open and order.status != OrderStatus.FILLED:
+            # A reduce-only remainder with nothing left to reduce expires, as on Binance.
+            order.status = OrderStatus.EXPIRED.value
+            order.is_open = False
+            order.reserved_margin = ZERO
+            emit(session, Event("order.expired", order.portfolio_id, order_event_data(order)))
+
+    async def _snapshot_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.settings.snapshot_interval_s)
+            try:
+                await snapshots.record_snapshots(self.ctx)
+            except Exception:
+                log.exception("equity snapshots failed")
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._sweep_interval_s)
+            try:
+                await risk.liquidate_underwater(self.ctx)
+            except Exception:
+                log.exception("liquidation sweep failed")

@@ -1,0 +1,158 @@
+"""Funding settlement and cross-margin liquidation."""
+
+import logging
+from collections import defaultdict
+from decimal import Decimal
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.context import AppContext
+from papertrade.events import Event, emit
+from papertrade.kit.decimals import ZERO, money
+from papertrade.kit.time import now_ms
+from papertrade.models import FundingSettlement, LedgerEntry, Order, Portfolio, Position
+from papertrade.orders import service as order_service
+from papertrade.orders.fills import apply_fill
+from papertrade.positions import service as position_service
+from papertrade.trading import funding, margin
+from papertrade.trading import orders as rules
+from papertrade.trading.enums import Liquidity, OrderStatus
+
+log = logging.getLogger("papertrade.engine.risk")
+
+
+async def settle_funding(
+    ctx: AppContext, symbol: str, funding_time: int, rate: Decimal, mark: Decimal
+) -> int:
+    """Charge or pay funding on every open position in `symbol` once; returns positions settled."""
+    try:
+        async with ctx.transaction() as session:
+            session.add(
+                FundingSettlement(
+                    symbol=symbol, funding_time=funding_time, funding_rate=rate, mark_price=mark
+                )
+            )
+            await session.flush()
+            return await _apply_funding(session, symbol, funding_time, rate, mark)
+    except IntegrityError:
+        return 0  # already settled (by this engine before a restart, or by a previous leader)
+
+
+async def _apply_funding(
+    session: AsyncSession, symbol: str, funding_time: int, rate: Decimal, mark: Decimal
+) -> int:
+    rows = (
+        await session.scalars(
+            select(Position).where(Position.symbol == symbol, Position.quantity != ZERO)
+        )
+    ).all()
+    ids = sorted({p.portfolio_id for p in rows})
+    portfolios = {
+        p.id: p
+        for p in await session.scalars(
+            select(Portfolio).where(Portfolio.id.in_(ids)).order_by(Portfolio.id).with_for_update()
+        )
+    }
+    for position in rows:
+        amount = money(funding.funding_payment(position.quantity, mark, rate))
+        if amount == ZERO:
+            continue
+        portfolio = portfolios[position.portfolio_id]
+        portfolio.balance = portfolio.balance + amount
+        session.add(
+            LedgerEntry(
+                portfolio_id=portfolio.id,
+                kind="funding",
+                amount=amount,
+                balance_after=portfolio.balance,
+                symbol=symbol,
+                note=f"funding at {funding_time}, rate {rate}",
+            )
+        )
+        emit(session, Event("balance.changed", portfolio.id, {"balance": portfolio.balance}))
+    return len(rows)
+
+
+async def liquidate_underwater(ctx: AppContext) -> list[int]:
+    """Find portfolios at or below maintenance margin and liquidate them; returns their ids."""
+    if ctx.market is None or ctx.market.status().get("stale"):
+        return []  # never liquidate on a price we do not trust
+    async with ctx.db.reader() as session:
+        rows = (
+            await session.execute(
+                select(Position, Portfolio.balance)
+                .join(Portfolio, Portfolio.id == Position.portfolio_id)
+                .where(Position.quantity != ZERO, Portfolio.deleted_at.is_(None))
+            )
+        ).all()
+    by_portfolio: dict[int, list[Position]] = defaultdict(list)
+    balances: dict[int, Decimal] = {}
+    for position, balance in rows:
+        by_portfolio[position.portfolio_id].append(position)
+        balances[position.portfolio_id] = balance
+    liquidated = []
+    for portfolio_id, positions in by_portfolio.items():
+        state = margin.account_state(
+            balances[portfolio_id], position_service.position_inputs(ctx.market, positions)
+        )
+        if state.is_liquidatable and await liquidate(ctx, portfolio_id):
+            liquidated.append(portfolio_id)
+    return liquidated
+
+
+async def liquidate(ctx: AppContext, portfolio_id: int) -> bool:
+    """Close every position at the mark and cancel resting orders, if still underwater."""
+    async with ctx.transaction() as session:
+        portfolio = await session.scalar(
+            select(Portfolio).where(Portfolio.id == portfolio_id).with_for_update()
+        )
+        if portfolio is None:
+            return False
+        positions = await position_service.load_positions(session, portfolio_id)
+        open_positions = [p for p in positions.values() if p.quantity != ZERO]
+        state = margin.account_state(
+            portfolio.balance, position_service.position_inputs(ctx.market, open_positions)
+        )
+        if not state.is_liquidatable:
+            return False
+        await order_service.cancel_all(session, ctx, portfolio_id)
+        for position in open_positions:
+            side = rules.reducing_side(position.quantity)
+            assert side is not None
+            mark = position_service.mark_of(ctx.market, position.symbol, position.entry_price)
+            quantity = abs(position.quantity)
+            order = Order(
+                portfolio_id=portfolio_id,
+                symbol=position.symbol,
+                side=side.value,
+                type="market",
+                action="close",
+                time_in_force="GTC",
+                status=OrderStatus.NEW.value,
+                is_open=False,
+                quantity=quantity,
+                size_usd=money(quantity * mark),
+                client_order_id=f"liquidation-{now_ms()}-{position.id}",
+                source="liquidation",
+            )
+            session.add(order)
+            await session.flush()
+            apply_fill(
+                session,
+                portfolio,
+                position,
+                order,
+                price=mark,
+                quantity=quantity,
+                liquidity=Liquidity.TAKER,
+                is_liquidation=True,
+            )
+        log.warning(
+            "liquidated portfolio %s (equity %s <= maintenance %s)",
+            portfolio_id,
+            state.equity,
+            state.maintenance_margin,
+        )
+        return True

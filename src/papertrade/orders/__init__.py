@@ -1,0 +1,1 @@
+"""Orders: placement, cancellation, queries, and the one function that applies a fill."""

@@ -1,0 +1,71 @@
+"""/v1/order: place, cancel, query one, list."""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+
+from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.orders import service
+from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.schemas import OrderCreate, OrderPage, OrderRead
+from papertrade.portfolios import service as portfolio_service
+from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
+
+router = APIRouter(tags=["orders"])
+
+
+@router.post("/order", status_code=201, response_model=OrderRead)
+async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> OrderRead:
+    """Place an order. MARKET fills at once at the mark; LIMIT rests until the mark crosses it."""
+    command = PlaceOrder(
+        portfolio_id=body.portfolio_id,
+        symbol=body.symbol.upper(),
+        side=Side(body.side) if body.side else None,
+        type=OrderType(body.type),
+        action=Action(body.action),
+        quantity=body.quantity,
+        size_usd=body.size_usd,
+        price=body.price,
+        time_in_force=TimeInForce(body.time_in_force),
+        client_order_id=body.client_order_id,
+        source="web" if principal.kind == "session" else "v1",
+    )
+    async with ctx.transaction() as session:
+        order = await service.place(session, ctx, principal, command)
+        return OrderRead.model_validate(order)
+
+
+@router.get("/order/{order_id}", response_model=OrderRead)
+async def get_order(order_id: int, principal: Caller, ctx: Ctx) -> OrderRead:
+    """One order of the caller's portfolios."""
+    async with ctx.db.reader() as session:
+        order, _ = await service.get_owned_order(session, principal, order_id)
+        return OrderRead.model_validate(order)
+
+
+@router.delete("/order/{order_id}", response_model=OrderRead)
+async def cancel_order(order_id: int, principal: Writer, ctx: Ctx) -> OrderRead:
+    """Cancel a resting order."""
+    async with ctx.transaction() as session:
+        order, _ = await service.get_owned_order(session, principal, order_id, for_update=True)
+        return OrderRead.model_validate(await service.cancel(session, ctx, principal, order))
+
+
+@router.get("/order", response_model=OrderPage)
+async def list_orders(
+    principal: Caller,
+    ctx: Ctx,
+    portfolio_id: int,
+    status: Literal["open", "closed", "all"] = "all",
+    symbol: Annotated[str | None, Query(max_length=30)] = None,
+    before_id: int | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> OrderPage:
+    """A portfolio's orders, newest first, paged with `before_id`."""
+    async with ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+        orders = await service.list_orders(
+            session, portfolio_id, status=status, symbol=symbol, before_id=before_id, limit=limit
+        )
+    rows = [OrderRead.model_validate(o) for o in orders]
+    return OrderPage(orders=rows, next_before_id=rows[-1].id if len(rows) == limit else None)

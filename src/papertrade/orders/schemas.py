@@ -1,0 +1,64 @@
+"""Bodies of /v1/order."""
+
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from papertrade.kit.schemas import Money, Number, Schema, StrictInput
+
+
+class OrderCreate(StrictInput):
+    portfolio_id: int
+    symbol: str = Field(min_length=1, max_length=30, examples=["BTCUSDT"])
+    side: Literal["buy", "sell"] | None = Field(
+        default=None, description="Required for action=open; for action=close it is forced."
+    )
+    type: Literal["market", "limit"] = "market"
+    size_usd: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 10, examples=[500])
+    quantity: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 12, examples=[0.01])
+    price: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 10, examples=[65000])
+    action: Literal["open", "close"] = "open"
+    time_in_force: Literal["GTC", "IOC", "FOK", "GTX"] = "GTC"
+    client_order_id: str | None = Field(
+        default=None, min_length=1, max_length=36, pattern=r"^[\.A-Z\:/a-z0-9_-]{1,36}$"
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "OrderCreate":
+        if (self.size_usd is None) == (self.quantity is None):
+            raise ValueError("give exactly one of size_usd (USDT) or quantity (base units)")
+        if self.type == "limit" and self.price is None:
+            raise ValueError("a limit order needs a price")
+        if self.type == "market" and self.price is not None:
+            raise ValueError("a market order takes no price; it fills at the mark price")
+        if self.action == "open" and self.side is None:
+            raise ValueError("side is required to open")
+        return self
+
+
+class OrderRead(Schema):
+    id: int
+    portfolio_id: int
+    symbol: str
+    side: str
+    type: str
+    action: str
+    time_in_force: str
+    status: str
+    size_usd: Money
+    quantity: Number
+    price: Number | None
+    avg_price: Number
+    filled_quantity: Number
+    commission: Money
+    realized_pnl: Money
+    client_order_id: str
+    source: str
+    created_at: int
+    updated_at: int
+
+
+class OrderPage(Schema):
+    orders: list[OrderRead]
+    next_before_id: int | None = Field(description="Pass as before_id for the next (older) page.")

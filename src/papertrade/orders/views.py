@@ -1,0 +1,41 @@
+"""Plain dictionaries of records for events (the WebSocket renders them natively)."""
+
+from decimal import Decimal
+from typing import Any
+
+from papertrade.models import Order, Position
+from papertrade.trading import position as position_math
+
+
+def order_event_data(order: Order) -> dict[str, Any]:
+    return {
+        "id": order.id,
+        "portfolio_id": order.portfolio_id,
+        "symbol": order.symbol,
+        "side": order.side,
+        "type": order.type,
+        "action": order.action,
+        "status": order.status,
+        "quantity": order.quantity,
+        "size_usd": order.size_usd,
+        "price": order.price,
+        "avg_price": order.avg_price,
+        "filled_quantity": order.filled_quantity,
+        "commission": order.commission,
+        "client_order_id": order.client_order_id,
+        "updated_at": order.updated_at,
+    }
+
+
+def position_event_data(position: Position, mark: Decimal) -> dict[str, Any]:
+    return {
+        "symbol": position.symbol,
+        "side": "long" if position.quantity > 0 else "short" if position.quantity < 0 else "flat",
+        "quantity": position.quantity,
+        "entry_price": position.entry_price,
+        "mark_price": mark,
+        "unrealized_pnl": position_math.unrealized_pnl(
+            position.quantity, position.entry_price, mark
+        ),
+        "leverage": position.leverage,
+    }

@@ -1,0 +1,1 @@
+"""Positions, leverage and the cross-margin account summary."""

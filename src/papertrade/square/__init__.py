@@ -1,0 +1,1 @@
+"""The public square: public portfolios and their track-record statistics."""

@@ -1,0 +1,78 @@
+"""/v1/portfolios/square and /v1/portfolios/{code}/public (no sign-in needed)."""
+
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from sqlalchemy import select
+
+from papertrade.auth.v1 import Ctx
+from papertrade.models import Portfolio
+from papertrade.portfolios import service as portfolio_service
+from papertrade.square import stats
+from papertrade.square.schemas import PublicPortfolio, SquarePage
+
+router = APIRouter(tags=["square"])
+SortKey = Literal["return", "equity", "drawdown", "trades", "win_rate", "created"]
+
+
+def _public(s: stats.PortfolioStats) -> PublicPortfolio:
+    p = s.portfolio
+    return PublicPortfolio(
+        code=p.code,
+        name=p.name,
+        description=p.description,
+        equity=s.equity,
+        initial_balance=p.initial_balance,
+        return_pct=s.return_pct.quantize(Decimal("0.0001")),
+        max_drawdown_pct=s.max_drawdown_pct.quantize(Decimal("0.0001")),
+        trades=s.trades,
+        win_rate=s.win_rate.quantize(Decimal("0.0001")) if s.win_rate is not None else None,
+        created_at=p.created_at,
+    )
+
+
+def _sort_value(s: stats.PortfolioStats, key: SortKey) -> Decimal:
+    values = {
+        "return": s.return_pct,
+        "equity": s.equity,
+        "drawdown": s.max_drawdown_pct,
+        "trades": Decimal(s.trades),
+        "win_rate": s.win_rate if s.win_rate is not None else Decimal(-1),
+        "created": Decimal(s.portfolio.created_at),
+    }
+    return values[key]
+
+
+@router.get("/portfolios/square", response_model=SquarePage)
+async def square(
+    ctx: Ctx,
+    sort: SortKey = "return",
+    order: Literal["asc", "desc"] = "desc",
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+) -> SquarePage:
+    """Public portfolios with equity, return, max drawdown, trades and win rate."""
+    async with ctx.db.reader() as session:
+        rows = (
+            await session.scalars(
+                select(Portfolio).where(
+                    Portfolio.visibility == "public", Portfolio.deleted_at.is_(None)
+                )
+            )
+        ).all()
+        computed = await stats.compute(session, ctx.market, rows)
+    computed.sort(key=lambda s: (_sort_value(s, sort), s.portfolio.id), reverse=order == "desc")
+    page = computed[offset : offset + limit]
+    return SquarePage(
+        items=[_public(s) for s in page], total=len(computed), offset=offset, limit=limit
+    )
+
+
+@router.get("/portfolios/{code}/public", response_model=PublicPortfolio)
+async def public_portfolio(code: str, ctx: Ctx) -> PublicPortfolio:
+    """One public portfolio by short code; private ones are a 404 here for everyone."""
+    async with ctx.db.reader() as session:
+        portfolio = await portfolio_service.get_by_code(session, None, code)
+        (computed,) = await stats.compute(session, ctx.market, [portfolio])
+    return _public(computed)

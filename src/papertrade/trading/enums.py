@@ -1,0 +1,108 @@
+"""Enumerations of the trading kernel and the order status transition table."""
+
+from enum import StrEnum
+
+
+class Side(StrEnum):
+    """Order side."""
+
+    BUY = "buy"
+    SELL = "sell"
+
+    @property
+    def sign(self) -> int:
+        """+1 for BUY, -1 for SELL: the sign a fill of this side adds to a position."""
+        return 1 if self is Side.BUY else -1
+
+    @property
+    def opposite(self) -> "Side":
+        """The other side."""
+        return Side.SELL if self is Side.BUY else Side.BUY
+
+
+class OrderType(StrEnum):
+    """Order type."""
+
+    MARKET = "market"
+    LIMIT = "limit"
+
+
+class TimeInForce(StrEnum):
+    """Time in force of a limit order (GTX = post-only)."""
+
+    GTC = "GTC"
+    IOC = "IOC"
+    FOK = "FOK"
+    GTX = "GTX"
+
+
+class OrderStatus(StrEnum):
+    """Lifecycle state of an order."""
+
+    NEW = "new"
+    PARTIALLY_FILLED = "partially_filled"
+    FILLED = "filled"
+    CANCELED = "canceled"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+    @property
+    def is_terminal(self) -> bool:
+        """True when the order can never change again."""
+        return self not in _OPEN_STATUSES
+
+
+class Action(StrEnum):
+    """What the native API asked for: open/increase, or close/reduce."""
+
+    OPEN = "open"
+    CLOSE = "close"
+
+
+class Liquidity(StrEnum):
+    """Whether a fill added (maker) or removed (taker) liquidity."""
+
+    MAKER = "maker"
+    TAKER = "taker"
+
+
+class LedgerKind(StrEnum):
+    """Kind of a wallet ledger entry."""
+
+    DEPOSIT = "deposit"
+    RESET = "reset"
+    REALIZED_PNL = "realized_pnl"
+    COMMISSION = "commission"
+    FUNDING = "funding"
+    LIQUIDATION = "liquidation"
+    TOP_UP = "top_up"
+
+
+_OPEN_STATUSES = frozenset({OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED})
+
+_TRANSITIONS: dict[OrderStatus, frozenset[OrderStatus]] = {
+    OrderStatus.NEW: frozenset(
+        {
+            OrderStatus.PARTIALLY_FILLED,
+            OrderStatus.FILLED,
+            OrderStatus.CANCELED,
+            OrderStatus.EXPIRED,
+            OrderStatus.REJECTED,
+        }
+    ),
+    # Once anything has filled the order was accepted, so it can no longer be rejected.
+    # partially_filled -> partially_filled is allowed: a further partial fill is a legal event.
+    OrderStatus.PARTIALLY_FILLED: frozenset(
+        {
+            OrderStatus.PARTIALLY_FILLED,
+            OrderStatus.FILLED,
+            OrderStatus.CANCELED,
+            OrderStatus.EXPIRED,
+        }
+    ),
+}
+
+
+def can_transition(old: OrderStatus, new: OrderStatus) -> bool:
+    """True when an order may move from status `old` to status `new`."""
+    return new in _TRANSITIONS.get(old, frozenset())

@@ -1,0 +1,52 @@
+"""Helpers for driving the trading core through HTTP with a controllable simulated market."""
+
+import asyncio
+from decimal import Decimal
+from typing import Any
+
+from fastapi import FastAPI
+
+from papertrade.market.sim import SimFeed
+from tests.conftest import User
+
+
+def sim(app: FastAPI) -> SimFeed:
+    feed = app.state.ctx.market
+    assert isinstance(feed, SimFeed)
+    return feed
+
+
+async def set_price(app: FastAPI, symbol: str, price: str) -> None:
+    """Pin the simulated mark (the engine sees the tick before this returns)."""
+    await sim(app).set_price(symbol, Decimal(price))
+
+
+async def order(user: User, **body: Any) -> dict[str, Any]:
+    response = await user.post("/v1/order", json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+async def wait_for_status(
+    user: User, order_id: int, status: str, within: float = 5
+) -> dict[str, Any]:
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        current = (await user.get(f"/v1/order/{order_id}")).json()
+        if current["status"] == status:
+            return dict(current)
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"order {order_id} stayed {current['status']}, wanted {status}")
+        await asyncio.sleep(0.02)
+
+
+async def positions(user: User, portfolio_id: int) -> dict[str, dict[str, Any]]:
+    response = await user.get(f"/v1/portfolios/{portfolio_id}/positions")
+    assert response.status_code == 200, response.text
+    return {p["symbol"]: p for p in response.json()}
+
+
+async def equity(user: User, portfolio_id: int) -> dict[str, Any]:
+    response = await user.get(f"/v1/portfolios/{portfolio_id}/equity")
+    assert response.status_code == 200, response.text
+    return dict(response.json())

@@ -1,0 +1,225 @@
+"""LIMIT orders, the matching engine, restart, cancel races (trading core points 5, 6, 8)."""
+
+from decimal import Decimal
+
+from fastapi import FastAPI
+
+from papertrade.config import Settings
+from tests.conftest import User, client_for, running_app, sign_up
+from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
+
+
+async def test_limit_rests_is_listed_and_cancels(user: User, app: FastAPI) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    resting = await order(
+        user,
+        portfolio_id=pid,
+        symbol="BTCUSDT",
+        side="buy",
+        type="limit",
+        quantity="0.01",
+        price="55000",
+    )
+    assert resting["status"] == "new" and resting["filled_quantity"] == 0
+    listed = (await user.get("/v1/order", params={"portfolio_id": pid, "status": "open"})).json()
+    assert [o["id"] for o in listed["orders"]] == [resting["id"]]
+    assert (await equity(user, pid))["margin_used"] == 27.5  # 550 / 20 reserved
+    canceled = await user.delete(f"/v1/order/{resting['id']}")
+    assert canceled.status_code == 200 and canceled.json()["status"] == "canceled"
+    assert (await equity(user, pid))["margin_used"] == 0
+    again = await user.delete(f"/v1/order/{resting['id']}")
+    assert again.status_code == 409 and again.json()["error"] == "order_not_open"
+    await set_price(app, "BTCUSDT", "50000")
+    assert (await user.get(f"/v1/order/{resting['id']}")).json()["status"] == "canceled"
+    assert await positions(user, pid) == {}
+
+
+async def test_limit_fills_at_its_price_as_maker_when_the_mark_crosses(
+    user: User, app: FastAPI
+) -> None:
+    await set_price(app, "ETHUSDT", "3000")
+    pid = (await user.portfolio())["id"]
+    buy = await order(
+        user,
+        portfolio_id=pid,
+        symbol="ETHUSDT",
+        side="buy",
+        type="limit",
+        quantity="1",
+        price="2900",
+    )
+    sell = await order(
+        user,
+        portfolio_id=pid,
+        symbol="ETHUSDT",
+        side="sell",
+        type="limit",
+        quantity="1",
+        price="3200",
+    )
+    await set_price(app, "ETHUSDT", "2950")
+    assert (await user.get(f"/v1/order/{buy['id']}")).json()["status"] == "new"
+    await set_price(app, "ETHUSDT", "2899.5")
+    filled = await wait_for_status(user, buy["id"], "filled")
+    assert filled["avg_price"] == 2900 and filled["commission"] == 0.58  # 2900 × 0.02 %
+    await set_price(app, "ETHUSDT", "3300")
+    sold = await wait_for_status(user, sell["id"], "filled")
+    assert sold["avg_price"] == 3200 and sold["realized_pnl"] == 300
+    assert await positions(user, pid) == {}
+    fills = (await user.get(f"/v1/portfolios/{pid}/fills")).json()
+    assert [f["liquidity"] for f in fills] == ["maker", "maker"]
+
+
+async def test_marketable_limit_fills_at_once_as_taker(user: User, app: FastAPI) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    taken = await order(
+        user,
+        portfolio_id=pid,
+        symbol="BTCUSDT",
+        side="buy",
+        type="limit",
+        quantity="0.01",
+        price="61000",
+    )
+    assert taken["status"] == "filled" and taken["avg_price"] == 60000
+    assert taken["commission"] == 0.3
+
+
+async def test_post_only_ioc_and_fok(user: User, app: FastAPI) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    base = {
+        "portfolio_id": pid,
+        "symbol": "BTCUSDT",
+        "side": "buy",
+        "type": "limit",
+        "quantity": "0.01",
+    }
+    gtx = await user.post("/v1/order", json={**base, "price": "60100", "time_in_force": "GTX"})
+    assert gtx.status_code == 400 and gtx.json()["error"] == "post_only_would_take"
+    fok = await user.post("/v1/order", json={**base, "price": "59000", "time_in_force": "FOK"})
+    assert fok.status_code == 400 and fok.json()["error"] == "fok_not_fillable"
+    ioc = await order(user, **{**base, "price": "59000", "time_in_force": "IOC"})
+    assert ioc["status"] == "expired"
+    assert (await user.get("/v1/order", params={"portfolio_id": pid, "status": "open"})).json()[
+        "orders"
+    ] == []
+
+
+async def test_resting_close_order_is_capped_when_the_position_shrank(
+    user: User, app: FastAPI
+) -> None:
+    await set_price(app, "SOLUSDT", "150")
+    pid = (await user.portfolio())["id"]
+    await order(user, portfolio_id=pid, symbol="SOLUSDT", side="buy", type="market", quantity="10")
+    take_profit = await order(
+        user,
+        portfolio_id=pid,
+        symbol="SOLUSDT",
+        action="close",
+        type="limit",
+        quantity="10",
+        price="160",
+    )
+    assert take_profit["side"] == "sell"
+    await order(
+        user, portfolio_id=pid, symbol="SOLUSDT", action="close", type="market", quantity="6"
+    )
+    await set_price(app, "SOLUSDT", "161")
+    done = await wait_for_status(user, take_profit["id"], "expired")
+    assert done["filled_quantity"] == 4
+    assert await positions(user, pid) == {}
+
+
+async def test_resting_orders_survive_a_restart_and_fill_after(settings: Settings) -> None:
+    async with running_app(settings) as first:
+        user = await sign_up(first)
+        await set_price(first, "BTCUSDT", "60000")
+        pid = (await user.portfolio())["id"]
+        resting = await order(
+            user,
+            portfolio_id=pid,
+            symbol="BTCUSDT",
+            side="buy",
+            type="limit",
+            quantity="0.01",
+            price="58000",
+        )
+        await user.client.aclose()
+    async with running_app(settings) as second:
+        assert resting["id"] in second.state.ctx.engine.books["BTCUSDT"]
+        async with client_for(second) as client:
+            await client.post(
+                "/v1/auth/login", json={"email": user.email, "password": user.password}
+            )
+            again = User(client, user.email, user.password, user.profile)
+            await set_price(second, "BTCUSDT", "57000")
+            filled = await wait_for_status(again, resting["id"], "filled")
+    assert filled["avg_price"] == 58000
+
+
+async def test_cancel_racing_a_fill_has_exactly_one_outcome(user: User, app: FastAPI) -> None:
+    import asyncio
+
+    await set_price(app, "XRPUSDT", "0.6")
+    pid = (await user.portfolio())["id"]
+    ids = [
+        (
+            await order(
+                user,
+                portfolio_id=pid,
+                symbol="XRPUSDT",
+                side="buy",
+                type="limit",
+                quantity="100",
+                price="0.5",
+            )
+        )["id"]
+        for _ in range(10)
+    ]
+    cancels = [user.delete(f"/v1/order/{i}") for i in ids]
+    _, responses = await asyncio.gather(set_price(app, "XRPUSDT", "0.49"), asyncio.gather(*cancels))
+    final = [(await user.get(f"/v1/order/{i}")).json() for i in ids]
+    for response, state in zip(responses, final, strict=True):
+        assert state["status"] in {"canceled", "filled"}
+        if response.status_code == 200:
+            assert state["status"] == "canceled" and state["filled_quantity"] == 0
+        else:
+            assert response.json()["error"] == "order_not_open" and state["status"] == "filled"
+    fills = (await user.get(f"/v1/portfolios/{pid}/fills")).json()
+    filled_ids = [f["order_id"] for f in fills]
+    assert len(filled_ids) == len(set(filled_ids))
+    assert sorted(filled_ids) == sorted(s["id"] for s in final if s["status"] == "filled")
+    held = (await positions(user, pid)).get("XRPUSDT")
+    assert Decimal(str(held["quantity"] if held else 0)) == 100 * len(filled_ids)
+
+
+async def test_order_listing_pages_newest_first(user: User, app: FastAPI) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    ids = [
+        (
+            await order(
+                user,
+                portfolio_id=pid,
+                symbol="BTCUSDT",
+                side="buy",
+                type="limit",
+                quantity="0.01",
+                price=str(50000 + i),
+            )
+        )["id"]
+        for i in range(5)
+    ]
+    first = (await user.get("/v1/order", params={"portfolio_id": pid, "limit": 3})).json()
+    assert [o["id"] for o in first["orders"]] == ids[::-1][:3]
+    second = (
+        await user.get(
+            "/v1/order",
+            params={"portfolio_id": pid, "limit": 3, "before_id": first["next_before_id"]},
+        )
+    ).json()
+    assert [o["id"] for o in second["orders"]] == ids[::-1][3:]
+    assert second["next_before_id"] is None
