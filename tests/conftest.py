@@ -37,12 +37,26 @@ def worker_id_name(request: pytest.FixtureRequest) -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
+async def _drop_postgres_database(name: str) -> None:
+    assert PG_URL is not None
+    conn = await asyncpg.connect(PG_URL.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
 @pytest.fixture(scope="session")
-async def database_url(tmp_path_factory: pytest.TempPathFactory, worker_id_name: str) -> str:
-    if PG_URL:
-        return await _fresh_postgres_database(f"papertrade_test_{worker_id_name}")
-    path = tmp_path_factory.mktemp("db") / "papertrade.db"
-    return f"sqlite+aiosqlite:///{path}"
+async def database_url(
+    tmp_path_factory: pytest.TempPathFactory, worker_id_name: str
+) -> AsyncIterator[str]:
+    if not PG_URL:
+        yield f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('db') / 'papertrade.db'}"
+        return
+    # The process id keeps concurrent runs on one server from dropping each other's databases.
+    name = f"papertrade_test_{worker_id_name}_{os.getpid()}"
+    yield await _fresh_postgres_database(name)
+    await _drop_postgres_database(name)
 
 
 def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Settings:
@@ -69,6 +83,17 @@ async def running_app(settings: Settings) -> AsyncIterator[FastAPI]:
 @pytest.fixture(scope="session")
 async def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return make_settings(database_url, tmp_path_factory.mktemp("var"))
+
+
+@pytest.fixture
+async def isolated_settings(tmp_path: Path, worker_id_name: str) -> AsyncIterator[Settings]:
+    """Settings on a database of its own: for tests that restart the service (and its engine)."""
+    if not PG_URL:
+        yield make_settings(f"sqlite+aiosqlite:///{tmp_path / 'isolated.db'}", tmp_path)
+        return
+    name = f"papertrade_iso_{worker_id_name}_{uuid.uuid4().hex[:8]}"
+    yield make_settings(await _fresh_postgres_database(name), tmp_path)
+    await _drop_postgres_database(name)
 
 
 @pytest.fixture(scope="session")

@@ -33,3 +33,10 @@ async def live_server(app: FastAPI) -> AsyncIterator[str]:
         server.should_exit = True
         await task
         sock.close()
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,5 +1,6 @@
 """The ASGI application: every surface over one domain core."""
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +16,7 @@ from papertrade import __version__, errorhandlers, migrate, v1
 from papertrade.config import Settings, get_settings
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
+from papertrade.engine.leader import Leadership
 from papertrade.fapi import routes as fapi_routes
 from papertrade.kit.responses import NativeJSONResponse, native_error
 from papertrade.market.from_settings import feed_from_settings
@@ -40,14 +42,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await migrate.upgrade(ctx.db.engine)
         ctx.market = await feed_from_settings(settings)
-        engine = Engine(ctx)
-        ctx.engine = engine
-        await engine.start()
+        ctx.engine = Engine(ctx)
+        leadership = Leadership(ctx, ctx.engine)
+        await leadership.start()
         await ctx.market.start()
+        gc.freeze()  # start-up objects live forever; out of full collections, pauses stay short
         try:
             yield
         finally:
-            await engine.stop()
+            await leadership.stop()
             await ctx.market.stop()
             await ctx.close()
 
@@ -63,14 +66,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     errorhandlers.install(app)
-    native = v1.build_router()
-    app.include_router(native, prefix="/v1")
-    app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)
+    # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks
+    # while /fapi requests skip the scan of every native route.
     compatible = fapi_routes.build_router()
     app.include_router(compatible, prefix="/fapi", include_in_schema=False)
     app.include_router(
         compatible, prefix=f"{settings.legacy_prefix}/binance/fapi", include_in_schema=False
     )
+    app.include_router(fapi_routes.build_foreign_router())  # /dapi, /sapi, …: "not supported"
+    native = v1.build_router()
+    app.include_router(native, prefix="/v1")
+    app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)
     app.include_router(webhook_endpoints.root_router)
     _add_platform_routes(app, ctx)
     app.include_router(web_routes.router)

@@ -133,7 +133,10 @@ async def test_resting_close_order_is_capped_when_the_position_shrank(
     assert await positions(user, pid) == {}
 
 
-async def test_resting_orders_survive_a_restart_and_fill_after(settings: Settings) -> None:
+async def test_resting_orders_survive_a_restart_and_fill_after(
+    isolated_settings: Settings,
+) -> None:
+    settings = isolated_settings
     async with running_app(settings) as first:
         user = await sign_up(first)
         await set_price(first, "BTCUSDT", "60000")

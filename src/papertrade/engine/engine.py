@@ -23,6 +23,9 @@ from papertrade.trading.values import Quote
 
 log = logging.getLogger("papertrade.engine")
 CHUNK = 500
+FOLLOW_INTERVAL_S = 0.25
+FOLLOW_LOOKBACK = 1000
+FULL_PASS_EVERY = 40  # a full pass every 10 s drops orders cancelled by other processes
 
 
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
@@ -40,31 +43,72 @@ class Engine:
         self._funding_seen: dict[str, Quote] = {}
         self._sweep_interval_s = sweep_interval_s
         self._tasks: list[asyncio.Task[None]] = []
+        self._listening = False
+        self.active = False  # only the elected engine matches; a standby keeps empty books
+        self._watermark = 0
 
     async def start(self) -> None:
         """Rebuild the books from the open orders in the database and follow the stream."""
-        async with self.ctx.db.reader() as session:
-            rows = await session.scalars(
-                select(Order).where(Order.is_open.is_(True)).order_by(Order.id)
-            )
-            for order in rows:
-                self.rest(order)
-        log.info("engine started with %d resting orders", sum(len(b) for b in self.books.values()))
+        self.books = Books()
+        self.active = True
+        self._watermark = 0
+        count = await self.pick_up_open_orders(full=True)
+        log.info("engine started with %d resting orders", count)
         assert self.ctx.market is not None
-        self.ctx.market.on_tick(self.on_tick)
+        if not self._listening:
+            self.ctx.market.on_tick(self.on_tick)
+            self._listening = True
         self._tasks.append(asyncio.create_task(self._sweep_forever(), name="engine-sweep"))
         self._tasks.append(asyncio.create_task(self._snapshot_forever(), name="engine-snapshots"))
+        if not self.ctx.db.is_sqlite:
+            # Other processes place and cancel orders too: follow the database.
+            self._tasks.append(asyncio.create_task(self._follow_forever(), name="engine-follow"))
 
     async def stop(self) -> None:
+        self.active = False
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        self.books = Books()
+
+    async def pick_up_open_orders(self, *, full: bool) -> int:
+        """Add open orders missing from the books; a full pass also drops closed ones."""
+        statement = select(Order).where(Order.is_open.is_(True))
+        if not full:
+            # Ids are assigned before commit, so a later commit can carry a lower id: look back.
+            statement = statement.where(Order.id > self._watermark - FOLLOW_LOOKBACK)
+        async with self.ctx.db.reader() as session:
+            rows = list(await session.scalars(statement.order_by(Order.id)))
+        for order in rows:
+            if order.id not in self.books.book(order.symbol):
+                self.rest(order)
+            self._watermark = max(self._watermark, order.id)
+        if full:
+            open_ids = {order.id for order in rows}
+            for symbol, book in self.books.items():
+                for stale in [
+                    o.order_id for o in [*book.bids(), *book.asks()] if o.order_id not in open_ids
+                ]:
+                    self.books.remove(symbol, stale)
+        return len(rows)
+
+    async def _follow_forever(self) -> None:
+        passes = 0
+        while True:
+            await asyncio.sleep(FOLLOW_INTERVAL_S)
+            passes += 1
+            try:
+                await self.pick_up_open_orders(full=passes % FULL_PASS_EVERY == 0)
+            except Exception:
+                log.exception("following open orders failed")
 
     def rest(self, order: Order) -> None:
         """Put an open order in its book (price-time priority)."""
+        if not self.active:
+            return
         assert order.price is not None
         remaining = order.quantity - order.filled_quantity
         self.books.add(
@@ -80,10 +124,13 @@ class Engine:
         )
 
     def unrest(self, symbol: str, order_id: int) -> None:
-        self.books.remove(symbol, order_id)
+        if self.active:
+            self.books.remove(symbol, order_id)
 
     async def on_tick(self, quote: Quote) -> None:
         """Fill what the new mark crosses, and settle funding when a funding time passes."""
+        if not self.active:
+            return
         if self.books.get(quote.symbol) is not None:
             crossed = self.books.crossed(quote.symbol, quote.mark_price)
             if crossed:

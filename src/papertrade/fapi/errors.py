@@ -1,13 +1,73 @@
-"""Binance-shaped errors: {"code": <negative int>, "msg": "..."}."""
+"""Binance-shaped errors: {"code": <negative int>, "msg": "..."} with Binance's codes and statuses.
 
-from starlette.responses import JSONResponse
+The table of domain errors below is the only place a domain failure becomes a Binance code.
+Codes are the contract (client libraries pick exception classes from them); messages follow
+Binance's wording, with our detail appended where it helps the user.
+"""
+
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+from papertrade.errors import PapertradeError, RateLimited
+
+UNKNOWN_ERROR = "An unknown error occured while processing the request."
+INTERNAL_RETRY = "Internal error; unable to process your request. Please try again."
+
+
+class FapiJSONResponse(Response):
+    """JSON as Binance sends it (`application/json`), rendered with orjson."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
 
 
 def fapi_error(
     status_code: int, code: int, msg: str, headers: dict[str, str] | None = None
-) -> JSONResponse:
+) -> Response:
     """The one compatible error body."""
-    return JSONResponse({"code": code, "msg": msg}, status_code=status_code, headers=headers)
+    return FapiJSONResponse({"code": code, "msg": msg}, status_code=status_code, headers=headers)
+
+
+class FapiError(PapertradeError):
+    """A failure of the compatible surface that already carries its Binance code."""
+
+    def __init__(
+        self, status_code: int, fapi_code: int, msg: str, headers: dict[str, str] | None = None
+    ):
+        super().__init__(msg, code="fapi_error", status_code=status_code)
+        self.fapi_code = fapi_code
+        self.headers = headers or {}
+
+
+def mandatory(name: str) -> FapiError:
+    return FapiError(
+        400, -1102, f"Mandatory parameter '{name}' was not sent, was empty/null, or malformed."
+    )
+
+
+def illegal(name: str, legal: str) -> FapiError:
+    return FapiError(
+        400,
+        -1100,
+        f"Illegal characters found in parameter '{name}'; legal range is '{legal}'.",
+    )
+
+
+def invalid_data(name: str, detail: str = "") -> FapiError:
+    suffix = f" {detail}" if detail else ""
+    return FapiError(400, -1130, f"Data sent for parameter '{name}' is not valid.{suffix}")
+
+
+def not_required(name: str) -> FapiError:
+    return FapiError(400, -1106, f"Parameter '{name}' sent when not required.")
+
+
+def unsupported(what: str) -> FapiError:
+    return FapiError(400, -1020, f"This operation is not supported. {what}")
 
 
 HTTP_STATUS_TO_FAPI = {
@@ -15,19 +75,95 @@ HTTP_STATUS_TO_FAPI = {
     401: (-2015, "Invalid API-key, IP, or permissions for action."),
     403: (-2015, "Invalid API-key, IP, or permissions for action."),
     404: (-5000, "Path not found."),
-    405: (-1014, "Unsupported order combination or method."),
-    413: (-1000, "Request body too large."),
-    415: (-1000, "Unsupported media type."),
+    405: (-5000, "Method is invalid for this path."),
+    409: (-1000, UNKNOWN_ERROR),
+    413: (-1101, "Request is too large."),
+    415: (-1100, "Unsupported media type."),
     422: (-1102, "Mandatory parameter was not sent, was empty/null, or malformed."),
     429: (-1003, "Too many requests."),
+    500: (-1000, UNKNOWN_ERROR),
+    503: (-1001, INTERNAL_RETRY),
+}
+
+# Trading-rule codes of the kernel (papertrade.trading.errors) → (Binance code, Binance message).
+TRADING_RULES: dict[str, tuple[int, str]] = {
+    "insufficient_margin": (-2019, "Margin is insufficient."),
+    "reduce_only_rejected": (-2022, "ReduceOnly Order is rejected."),
+    "price_off_tick": (-4014, "Price not increased by tick size."),
+    "qty_off_step": (-4023, "Quantity not increased by step size."),
+    "qty_too_small": (-4004, "Quantity less than min quantity."),
+    "qty_too_large": (-4005, "Quantity greater than max quantity."),
+    "price_too_low": (-4013, "Price less than min price."),
+    "price_too_high": (-4002, "Price greater than max price."),
+    "notional_too_small": (
+        -4164,
+        "Order's notional must be no smaller than the symbol's minimum (unless you choose "
+        "reduce only).",
+    ),
+    "invalid_leverage": (-4028, "Leverage is not valid."),
+    "post_only_would_take": (
+        -5022,
+        "Due to the order could not be executed as maker, the Post Only order will be rejected.",
+    ),
+    "fok_not_fillable": (
+        -5021,
+        "Due to the order could not be filled immediately, the FOK order has been rejected.",
+    ),
+    "invalid_quantity": (-4003, "Quantity less than or equal to zero."),
+    "invalid_price": (-4001, "Price less than or equal to zero."),
+    "max_position_exceeded": (
+        -2027,
+        "Exceeded the maximum allowable position at current leverage.",
+    ),
+}
+
+# Domain error codes (PapertradeError.code) → (HTTP status, Binance code, Binance message).
+DOMAIN_ERRORS: dict[str, tuple[int, int, str]] = {
+    "order_not_found": (400, -2013, "Order does not exist."),
+    "order_not_open": (400, -2011, "Unknown order sent."),
+    "duplicate_client_order_id": (400, -4116, "ClientOrderId is duplicated."),
+    "invalid_symbol": (400, -1121, "Invalid symbol."),
+    "market_data_stale": (503, -1001, INTERNAL_RETRY),
+    "market_unavailable": (503, -1001, INTERNAL_RETRY),
+    "portfolio_not_found": (401, -2015, "Invalid API-key, IP, or permissions for action."),
+    "rate_limited": (429, -1003, "Too many requests."),
 }
 
 
-def domain_to_fapi(exc: Exception) -> tuple[int, int, str]:
-    """(HTTP status, Binance code, message) for a domain error; the fapi adapter extends this."""
-    from papertrade.errors import PapertradeError
+def _with_detail(msg: str, detail: str) -> str:
+    detail = detail.strip()
+    if not detail or detail == msg:
+        return msg
+    return f"{msg} ({detail.rstrip('.')})"
 
+
+def domain_to_fapi(exc: Exception) -> tuple[int, int, str]:
+    """(HTTP status, Binance code, message) for any error reaching the compatible surface."""
+    from papertrade.trading.errors import TradingRuleError
+
+    if isinstance(exc, FapiError):
+        return exc.status_code, exc.fapi_code, exc.message
+    if isinstance(exc, TradingRuleError):
+        code, msg = TRADING_RULES.get(exc.code, (-1000, UNKNOWN_ERROR))
+        return 400, code, _with_detail(msg, exc.message)
+    if isinstance(exc, RateLimited):
+        return 429, -1003, exc.message
     if isinstance(exc, PapertradeError):
+        known = DOMAIN_ERRORS.get(exc.code)
+        if known is not None:
+            status, code, msg = known
+            return status, code, _with_detail(msg, exc.message)
         code, _ = HTTP_STATUS_TO_FAPI.get(exc.status_code, (-1000, ""))
         return exc.status_code, code, exc.message
-    return 500, -1000, "An unknown error occured while processing the request."
+    return 500, -1000, UNKNOWN_ERROR
+
+
+def error_response(exc: Exception) -> Response:
+    """Render any exception in the compatible shape (with Retry-After when rate limited)."""
+    status, code, msg = domain_to_fapi(exc)
+    headers: dict[str, str] = {}
+    if isinstance(exc, FapiError):
+        headers.update(exc.headers)
+    if isinstance(exc, RateLimited):
+        headers["Retry-After"] = str(exc.retry_after)
+    return fapi_error(status, code, msg, headers or None)

@@ -22,8 +22,13 @@ def D(value: str | int | Decimal) -> Decimal:
 
 
 def is_multiple(value: Decimal, step: Decimal) -> bool:
-    """True when value lies exactly on the step grid."""
-    return step == ZERO or value % step == ZERO
+    """True when value lies exactly on the step grid (False when it is too large to tell)."""
+    if step == ZERO:
+        return True
+    try:
+        return value % step == ZERO
+    except InvalidOperation:
+        return False
 
 
 def floor_to_step(value: Decimal, step: Decimal) -> Decimal:

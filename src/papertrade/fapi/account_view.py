@@ -1,0 +1,315 @@
+"""The bound portfolio's account, balances and positions in Binance's v2 and v3 shapes."""
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.context import AppContext
+from papertrade.fapi.translate import dec, money
+from papertrade.kit.decimals import ZERO
+from papertrade.kit.time import now_ms
+from papertrade.models import Portfolio, Position
+from papertrade.orders import service as order_service
+from papertrade.orders.pricing import require_feed
+from papertrade.positions import service as position_service
+from papertrade.positions.service import PositionView
+from papertrade.trading import margin
+from papertrade.trading.errors import InvalidLeverage
+from papertrade.trading.margin import AccountState
+from papertrade.trading.values import Instrument
+
+MAX_ORDERS = 10_000
+
+
+@dataclass
+class OpenSide:
+    """A symbol's resting orders: reserved margin and notional per side."""
+
+    margin: Decimal = ZERO
+    bid: Decimal = ZERO
+    ask: Decimal = ZERO
+
+
+@dataclass
+class Snapshot:
+    """Everything the account endpoints show, read once."""
+
+    portfolio: Portfolio
+    state: AccountState
+    instruments: dict[str, Instrument]
+    positions: dict[str, Position]
+    views: dict[str, PositionView]
+    marks: dict[str, Decimal]
+    open_orders: dict[str, OpenSide] = field(default_factory=dict)
+    default_leverage: int = 20
+    time: int = field(default_factory=now_ms)
+
+    def leverage(self, symbol: str) -> int:
+        held = self.positions.get(symbol)
+        if held is not None:
+            return held.leverage
+        return min(self.default_leverage, self.instruments[symbol].max_leverage)
+
+    def max_notional(self, symbol: str) -> str:
+        try:
+            cap = margin.max_notional_for_leverage(self.instruments[symbol], self.leverage(symbol))
+        except InvalidLeverage:
+            cap = ZERO
+        return dec(cap)
+
+    def active_symbols(self) -> list[str]:
+        """Symbols with a position or open orders (what v3 lists)."""
+        return sorted(s for s in {*self.views, *self.open_orders} if s in self.instruments)
+
+
+async def snapshot(session: AsyncSession, ctx: AppContext, portfolio: Portfolio) -> Snapshot:
+    """Read positions and open orders and value them at the current marks."""
+    feed = require_feed(ctx.market)
+    positions = await position_service.load_positions(session, portfolio.id)
+    orders = await order_service.list_orders(session, portfolio.id, status="open", limit=MAX_ORDERS)
+    open_orders: dict[str, OpenSide] = {}
+    for order in orders:
+        side = open_orders.setdefault(order.symbol, OpenSide())
+        side.margin += order.reserved_margin
+        remaining = (order.quantity - order.filled_quantity) * (order.price or ZERO)
+        if order.side == "buy":
+            side.bid += remaining
+        else:
+            side.ask += remaining
+    open_margin = sum((s.margin for s in open_orders.values()), ZERO)
+    state, views = position_service.account(feed, portfolio, list(positions.values()), open_margin)
+    marks = {symbol: quote.mark_price for symbol, quote in feed.quotes().items()}
+    return Snapshot(
+        portfolio=portfolio,
+        state=state,
+        instruments=feed.instruments(),
+        positions=positions,
+        views={v.position.symbol: v for v in views},
+        marks=marks,
+        open_orders=open_orders,
+        default_leverage=ctx.settings.default_leverage,
+    )
+
+
+def _break_even(view: PositionView, taker_rate: Decimal) -> Decimal:
+    # Entry moved by the taker fee paid on opening and on closing at that price.
+    entry, qty = view.position.entry_price, view.position.quantity
+    if qty > ZERO:
+        return entry * (1 + taker_rate) / (1 - taker_rate)
+    return entry * (1 - taker_rate) / (1 + taker_rate)
+
+
+def _figures(snap: Snapshot, symbol: str) -> dict[str, Any]:
+    """The per-symbol numbers shared by every position shape."""
+    instrument = snap.instruments[symbol]
+    view = snap.views.get(symbol)
+    side = snap.open_orders.get(symbol, OpenSide())
+    pp, qp = instrument.price_precision, instrument.quantity_precision
+    position = snap.positions.get(symbol)
+    if view is None:
+        mark = snap.marks.get(symbol, ZERO)
+        return {
+            "positionAmt": dec(ZERO, qp),
+            "entryPrice": dec(ZERO, pp),
+            "breakEvenPrice": dec(ZERO, pp),
+            "markPrice": money(mark),
+            "unRealizedProfit": money(ZERO),
+            "liquidationPrice": "0",
+            "notional": money(ZERO),
+            "positionInitialMargin": money(ZERO),
+            "openOrderInitialMargin": money(side.margin),
+            "initialMargin": money(side.margin),
+            "maintMargin": money(ZERO),
+            "bidNotional": money(side.bid),
+            "askNotional": money(side.ask),
+            "updateTime": position.updated_at if position else 0,
+        }
+    liquidation = view.liquidation_price
+    return {
+        "positionAmt": dec(view.position.quantity, qp),
+        "entryPrice": dec(view.position.entry_price, pp),
+        "breakEvenPrice": dec(
+            _break_even(view, snap.portfolio.taker_fee_rate).quantize(Decimal("0.00000001")), pp
+        ),
+        "markPrice": money(view.mark),
+        "unRealizedProfit": money(view.unrealized_pnl),
+        "liquidationPrice": money(liquidation) if liquidation and liquidation > 0 else "0",
+        "notional": money(view.notional),
+        "positionInitialMargin": money(view.margin),
+        "openOrderInitialMargin": money(side.margin),
+        "initialMargin": money(view.margin + side.margin),
+        "maintMargin": money(view.maintenance),
+        "bidNotional": money(side.bid),
+        "askNotional": money(side.ask),
+        "updateTime": view.position.updated_at,
+    }
+
+
+def position_risk_v3(snap: Snapshot, symbol: str) -> dict[str, Any]:
+    f = _figures(snap, symbol)
+    return {
+        "symbol": symbol,
+        "positionSide": "BOTH",
+        "positionAmt": f["positionAmt"],
+        "entryPrice": f["entryPrice"],
+        "breakEvenPrice": f["breakEvenPrice"],
+        "markPrice": f["markPrice"],
+        "unRealizedProfit": f["unRealizedProfit"],
+        "liquidationPrice": f["liquidationPrice"],
+        "isolatedMargin": "0",
+        "notional": f["notional"],
+        "marginAsset": "USDT",
+        "isolatedWallet": "0",
+        "initialMargin": f["initialMargin"],
+        "maintMargin": f["maintMargin"],
+        "positionInitialMargin": f["positionInitialMargin"],
+        "openOrderInitialMargin": f["openOrderInitialMargin"],
+        "adl": 0,
+        "bidNotional": f["bidNotional"],
+        "askNotional": f["askNotional"],
+        "updateTime": f["updateTime"],
+    }
+
+
+def position_risk_v2(snap: Snapshot, symbol: str) -> dict[str, Any]:
+    f = _figures(snap, symbol)
+    return {
+        "symbol": symbol,
+        "positionAmt": f["positionAmt"],
+        "entryPrice": f["entryPrice"],
+        "breakEvenPrice": f["breakEvenPrice"],
+        "markPrice": f["markPrice"],
+        "unRealizedProfit": f["unRealizedProfit"],
+        "liquidationPrice": f["liquidationPrice"],
+        "leverage": str(snap.leverage(symbol)),
+        "maxNotionalValue": snap.max_notional(symbol),
+        "marginType": "cross",
+        "isolatedMargin": money(ZERO),
+        "isAutoAddMargin": "false",
+        "positionSide": "BOTH",
+        "notional": f["notional"],
+        "isolatedWallet": "0",
+        "updateTime": f["updateTime"],
+    }
+
+
+def _account_position_v3(snap: Snapshot, symbol: str) -> dict[str, Any]:
+    f = _figures(snap, symbol)
+    return {
+        "symbol": symbol,
+        "positionSide": "BOTH",
+        "positionAmt": f["positionAmt"],
+        "unrealizedProfit": f["unRealizedProfit"],
+        "isolatedMargin": "0",
+        "notional": f["notional"],
+        "isolatedWallet": "0",
+        "initialMargin": f["initialMargin"],
+        "maintMargin": f["maintMargin"],
+        "updateTime": f["updateTime"],
+    }
+
+
+def _account_position_v2(snap: Snapshot, symbol: str) -> dict[str, Any]:
+    f = _figures(snap, symbol)
+    return {
+        "symbol": symbol,
+        "initialMargin": f["initialMargin"],
+        "maintMargin": f["maintMargin"],
+        "unrealizedProfit": f["unRealizedProfit"],
+        "positionInitialMargin": f["positionInitialMargin"],
+        "openOrderInitialMargin": f["openOrderInitialMargin"],
+        "leverage": str(snap.leverage(symbol)),
+        "isolated": False,
+        "entryPrice": f["entryPrice"],
+        "breakEvenPrice": f["breakEvenPrice"],
+        "maxNotional": snap.max_notional(symbol),
+        "bidNotional": f["bidNotional"],
+        "askNotional": f["askNotional"],
+        "positionSide": "BOTH",
+        "positionAmt": f["positionAmt"],
+        "notional": f["notional"],
+        "isolatedWallet": "0",
+        "updateTime": f["updateTime"],
+    }
+
+
+def _totals(snap: Snapshot) -> dict[str, str]:
+    s = snap.state
+    available = s.available_balance
+    return {
+        "totalInitialMargin": money(s.position_initial_margin + s.open_order_margin),
+        "totalMaintMargin": money(s.maintenance_margin),
+        "totalWalletBalance": money(s.wallet_balance),
+        "totalUnrealizedProfit": money(s.unrealized_pnl),
+        "totalMarginBalance": money(s.equity),
+        "totalPositionInitialMargin": money(s.position_initial_margin),
+        "totalOpenOrderInitialMargin": money(s.open_order_margin),
+        "totalCrossWalletBalance": money(s.wallet_balance),
+        "totalCrossUnPnl": money(s.unrealized_pnl),
+        "availableBalance": money(available),
+        "maxWithdrawAmount": money(max(ZERO, min(available, s.wallet_balance))),
+    }
+
+
+def _asset(snap: Snapshot) -> dict[str, Any]:
+    s, t = snap.state, _totals(snap)
+    return {
+        "asset": "USDT",
+        "walletBalance": t["totalWalletBalance"],
+        "unrealizedProfit": t["totalUnrealizedProfit"],
+        "marginBalance": t["totalMarginBalance"],
+        "maintMargin": t["totalMaintMargin"],
+        "initialMargin": t["totalInitialMargin"],
+        "positionInitialMargin": money(s.position_initial_margin),
+        "openOrderInitialMargin": money(s.open_order_margin),
+        "crossWalletBalance": t["totalWalletBalance"],
+        "crossUnPnl": t["totalUnrealizedProfit"],
+        "availableBalance": t["availableBalance"],
+        "maxWithdrawAmount": t["maxWithdrawAmount"],
+        "marginAvailable": True,
+        # ccxt skips assets whose updateTime is 0, so this is always a real time.
+        "updateTime": snap.time,
+    }
+
+
+def account_v3(snap: Snapshot) -> dict[str, Any]:
+    return {
+        **_totals(snap),
+        "assets": [_asset(snap)],
+        "positions": [_account_position_v3(snap, s) for s in snap.active_symbols()],
+    }
+
+
+def account_v2(snap: Snapshot) -> dict[str, Any]:
+    return {
+        "feeTier": 0,
+        "feeBurn": False,
+        "canTrade": True,
+        "canDeposit": False,
+        "canWithdraw": False,
+        "updateTime": snap.time,
+        "multiAssetsMargin": False,
+        "tradeGroupId": -1,
+        **_totals(snap),
+        "assets": [_asset(snap)],
+        "positions": [_account_position_v2(snap, s) for s in sorted(snap.instruments)],
+    }
+
+
+def balances(snap: Snapshot) -> list[dict[str, Any]]:
+    t = _totals(snap)
+    return [
+        {
+            "accountAlias": snap.portfolio.code,
+            "asset": "USDT",
+            "balance": t["totalWalletBalance"],
+            "crossWalletBalance": t["totalWalletBalance"],
+            "crossUnPnl": t["totalUnrealizedProfit"],
+            "availableBalance": t["availableBalance"],
+            "maxWithdrawAmount": t["maxWithdrawAmount"],
+            "marginAvailable": True,
+            "updateTime": snap.time,
+        }
+    ]

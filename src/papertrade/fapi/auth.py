@@ -1,0 +1,267 @@
+"""Binance request signing, compat-key resolution, rate limits and replay refusal.
+
+Signature (contract §1.3): lowercase hex HMAC-SHA256 keyed with the API secret over the raw query
+string concatenated with the raw body, each with its `signature` parameter removed — verified over
+the bytes as received, never over re-encoded parameters.
+"""
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass, field
+
+from sqlalchemy import select, update
+from starlette.requests import Request
+
+from papertrade.auth.principal import Principal
+from papertrade.context import AppContext
+from papertrade.fapi.errors import FapiError, mandatory
+from papertrade.fapi.params import Params
+from papertrade.kit.security import token_hash
+from papertrade.kit.time import now_ms
+from papertrade.models import CompatKey, Portfolio
+
+API_KEY_HEADERS = ("x-mbx-apikey", "x-ext-apikey")
+API_KEY_RE = re.compile(r"^[A-Za-z0-9_\-]{1,128}$")
+DEFAULT_RECV_WINDOW = 5000
+MAX_RECV_WINDOW = 60_000
+MAX_AHEAD_MS = 1000
+LAST_USED_RESOLUTION_MS = 60_000
+INVALID_KEY = "Invalid API-key, IP, or permissions for action."
+
+
+@dataclass
+class Meter:
+    """What this request was charged; becomes the X-MBX-* response headers."""
+
+    weight: int | None = None
+    orders_10s: int | None = None
+    orders_1m: int | None = None
+
+    def headers(self) -> dict[str, str]:
+        found = {"X-MBX-USED-WEIGHT-1M": str(self.weight or 0)}
+        if self.orders_10s is not None:
+            found["X-MBX-ORDER-COUNT-10S"] = str(self.orders_10s)
+        if self.orders_1m is not None:
+            found["X-MBX-ORDER-COUNT-1M"] = str(self.orders_1m)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRow:
+    """The parts of a compat key and its portfolio that a signed request needs."""
+
+    id: int
+    portfolio_id: int
+    user_id: int
+    secret_encrypted: str
+    last_used_at: int | None
+
+
+@dataclass
+class Caller:
+    """The resolved compat key of a signed request."""
+
+    principal: Principal
+    portfolio_id: int
+    meter: Meter = field(default_factory=Meter)
+
+
+def client_ip(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+async def charge_weight(ctx: AppContext, subject: str, weight: int, meter: Meter) -> None:
+    """Charge request weight to `subject` (a compat key or an IP); -1003 with 429 when spent."""
+    limit = ctx.settings.rate_limit_compat_weight_per_min
+    usage = await ctx.limiter.hit(f"fapi-weight:{subject}", limit, 60, weight)
+    meter.weight = usage.used
+    if not usage.allowed:
+        raise FapiError(
+            429,
+            -1003,
+            f"Too many requests; current limit is {limit} request weight per 1 MINUTE. "
+            "Please use the websocket for live updates to avoid polling the API.",
+            {"Retry-After": str(usage.retry_after)},
+        )
+
+
+async def charge_order(ctx: AppContext, caller: Caller) -> None:
+    """Count one new order against the key's 10-second and 1-minute order limits (-1015)."""
+    settings = ctx.settings
+    subject = f"fapi-orders:{caller.principal.rate_key}"
+    for window, limit, label in (
+        (10, settings.rate_limit_compat_orders_per_10s, "10 SECOND"),
+        (60, settings.rate_limit_compat_orders_per_min, "1 MINUTE"),
+    ):
+        usage = await ctx.limiter.hit(f"{subject}:{window}", limit, window)
+        if window == 10:
+            caller.meter.orders_10s = usage.used
+        else:
+            caller.meter.orders_1m = usage.used
+        if not usage.allowed:
+            raise FapiError(
+                429,
+                -1015,
+                f"Too many new orders; current limit is {limit} orders per {label}.",
+                {"Retry-After": str(usage.retry_after)},
+            )
+
+
+def signed_message(query: bytes, body: bytes) -> bytes:
+    """The raw query plus the raw body, each without its `signature` parameter."""
+
+    def strip(raw: bytes) -> bytes:
+        if b"signature=" not in raw:
+            return raw
+        return b"&".join(p for p in raw.split(b"&") if not p.startswith(b"signature="))
+
+    return strip(query) + strip(body)
+
+
+def _api_key(request: Request) -> str:
+    for name in API_KEY_HEADERS:
+        value = request.headers.get(name, "").strip()
+        if value:
+            if not API_KEY_RE.match(value):
+                break
+            return value
+    raise FapiError(401, -2014, "API-key format invalid.")
+
+
+async def _load_key(ctx: AppContext, api_key: str) -> KeyRow:
+    async with ctx.db.reader() as session:
+        row = (
+            await session.execute(
+                select(
+                    CompatKey.id,
+                    CompatKey.portfolio_id,
+                    Portfolio.user_id,
+                    CompatKey.secret_encrypted,
+                    CompatKey.last_used_at,
+                )
+                .join(Portfolio, Portfolio.id == CompatKey.portfolio_id)
+                .where(
+                    CompatKey.key_hash == token_hash(api_key),
+                    CompatKey.revoked_at.is_(None),
+                    Portfolio.deleted_at.is_(None),
+                )
+            )
+        ).first()
+    if row is None:
+        raise FapiError(401, -2015, INVALID_KEY)
+    return KeyRow(*row)
+
+
+def _secret(ctx: AppContext, encrypted: str) -> str:
+    # Decrypting is the costly part of a lookup; the ciphertext never changes for a key.
+    cache: dict[str, str] = ctx.extras.setdefault("fapi_secrets", {})
+    secret = cache.get(encrypted)
+    if secret is None:
+        if len(cache) > 10_000:
+            cache.clear()
+        secret = cache[encrypted] = ctx.cipher.decrypt(encrypted)
+    return secret
+
+
+def _check_timestamp(params: Params) -> tuple[int, int]:
+    timestamp = params.integer("timestamp", required=True, low=0)
+    window = params.integer("recvWindow")
+    if window is None:
+        window = DEFAULT_RECV_WINDOW
+    elif not 0 < window <= MAX_RECV_WINDOW:
+        raise FapiError(400, -1131, f"recvWindow must be less than {MAX_RECV_WINDOW}.")
+    assert timestamp is not None
+    server = now_ms()
+    if timestamp >= server + MAX_AHEAD_MS or server - timestamp > window:
+        raise FapiError(400, -1021, "Timestamp for this request is outside of the recvWindow.")
+    return timestamp, window
+
+
+def _check_signature(params: Params, secret: str, query: bytes, body: bytes) -> None:
+    signature = params.values.get("signature", "")
+    if not signature:
+        raise mandatory("signature")
+    expected = hmac.new(secret.encode(), signed_message(query, body), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected.encode(), signature.lower().encode()):
+        raise FapiError(400, -1022, "Signature for this request is not valid.")
+
+
+class ReplayGuard:
+    """Remembers signatures of signed writes until their recvWindow has passed.
+
+    Shared through Redis when configured (every process refuses the replay), else in-process.
+    """
+
+    def __init__(self, ctx: AppContext):
+        self._redis = ctx.redis
+        self._seen: dict[str, int] = {}
+
+    async def first_time(self, key: str, ttl_ms: int) -> bool:
+        if self._redis is not None:
+            stored = await self._redis.set(f"pt:fapi:sig:{key}", b"1", px=ttl_ms, nx=True)
+            return bool(stored)
+        now = now_ms()
+        if len(self._seen) > 100_000:
+            self._seen = {k: v for k, v in self._seen.items() if v > now}
+        if self._seen.get(key, 0) > now:
+            return False
+        self._seen[key] = now + ttl_ms
+        return True
+
+
+async def _refuse_replay(
+    ctx: AppContext, key_id: int, signature: str, timestamp: int, window: int
+) -> None:
+    guard: ReplayGuard | None = ctx.extras.get("fapi_replay")
+    if guard is None:
+        guard = ctx.extras["fapi_replay"] = ReplayGuard(ctx)
+    ttl = max(1000, timestamp + window - now_ms() + MAX_AHEAD_MS)
+    if not await guard.first_time(f"{key_id}:{signature.lower()}", ttl):
+        raise FapiError(
+            400,
+            -1021,
+            "This exact signed request was already received inside its recvWindow; "
+            "replays are refused. Sign a new request with a fresh timestamp.",
+        )
+
+
+async def _touch(ctx: AppContext, key: KeyRow) -> None:
+    now = now_ms()
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION_MS:
+        async with ctx.db.unit_of_work() as session:
+            await session.execute(
+                update(CompatKey).where(CompatKey.id == key.id).values(last_used_at=now)
+            )
+
+
+async def authenticate(
+    ctx: AppContext,
+    request: Request,
+    params: Params,
+    query: bytes,
+    body: bytes,
+    weight: int,
+    meter: Meter,
+) -> Caller:
+    """Resolve the compat key, charge its weight, check time and signature, refuse replays."""
+    try:
+        api_key = _api_key(request)
+        key = await _load_key(ctx, api_key)
+    except FapiError:
+        await charge_weight(ctx, f"ip:{client_ip(request)}", weight, meter)
+        raise
+    principal = Principal(
+        kind="compat",
+        user_id=key.user_id,
+        credential_id=key.id,
+        scope="write",
+        portfolio_id=key.portfolio_id,
+    )
+    await charge_weight(ctx, principal.rate_key, weight, meter)
+    timestamp, window = _check_timestamp(params)
+    _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
+    if request.method != "GET":
+        await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
+    await _touch(ctx, key)
+    return Caller(principal, key.portfolio_id, meter)

@@ -1,0 +1,1 @@
+"""The compatible endpoints, one module per area."""
