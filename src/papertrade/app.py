@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from starlette.responses import HTMLResponse, Response
 
-from papertrade import __version__, errorhandlers, migrate, v1
+from papertrade import __version__, errorhandlers, migrate, openapi, v1
 from papertrade.config import Settings, get_settings
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
@@ -46,6 +46,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         leadership = Leadership(ctx, ctx.engine)
         await leadership.start()
         await ctx.market.start()
+        gc.collect()
         gc.freeze()  # start-up objects live forever; out of full collections, pauses stay short
         try:
             yield
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     errorhandlers.install(app)
+    openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks
     # while /fapi requests skip the scan of every native route.
     compatible = fapi_routes.build_router()
