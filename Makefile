@@ -5,7 +5,7 @@ PYTHON ?= python3
 PG_TEST_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?= -n 2
 
-.PHONY: help setup run test test-sqlite test-postgres lint fmt types bench clean
+.PHONY: help setup run test test-sqlite test-postgres lint fmt types bench screenshots clean
 
 help: ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -27,15 +27,15 @@ run: setup ## start the service on its embedded defaults (SQLite under ./var, ht
 	$(BIN)/papertrade serve
 
 lint: setup ## ruff format check and lint
-	$(BIN)/ruff format --check src tests bench
-	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/ruff check src tests bench scripts
 
 fmt: setup ## format and fix what ruff can
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench scripts
+	$(BIN)/ruff check --fix src tests bench scripts
 
 types: setup ## mypy (strict) over the code and the tests
-	$(BIN)/mypy src/papertrade tests bench
+	$(BIN)/mypy src/papertrade tests bench scripts
 
 test-sqlite: setup ## the test suite on SQLite
 	$(BIN)/pytest $(PYTEST_ARGS)
@@ -47,6 +47,9 @@ test: lint types test-sqlite test-postgres ## everything CI runs: lint, types, t
 
 bench: setup ## run the benchmarks and print their tables (see BENCHMARKS.md)
 	$(BIN)/python bench/run_all.py
+
+screenshots: setup ## PNGs of the main web pages, desktop and phone width, into artifacts/screenshots/
+	$(BIN)/python scripts/screenshots.py
 
 clean: ## remove the virtualenv, front-end packages and local data
 	rm -rf $(VENV) frontend/node_modules var

@@ -1,5 +1,5 @@
-"""MARKET orders per second through POST /v1/order on one process with SQLite, beside /healthz-free
-GET ping of the same server (wrk, 32 connections, pinned to one core)."""
+"""MARKET orders per second through POST /v1/order on one process with SQLite, beside a trivial
+GET of the same server (wrk -t1 -c32 on core 1, the server on core 0)."""
 
 import json
 import tempfile
@@ -36,7 +36,7 @@ def main() -> None:
             wrk(url + "/v1/order", order_script, seconds=3)  # warm-up
             orders = wrk(url + "/v1/order", order_script)
             ping = wrk(url + "/v1/market/status", ping_script)
-    print(f"Machine: {machine()}; client: wrk -t1 -c32 -d10s pinned to core 0\n")
+    print(f"Machine: {machine()}; server on core 0; client: wrk -t1 -c32 -d10s on core 1\n")
     print("| endpoint | requests/s | p50 ms | p99 ms | non-2xx |")
     print("|---|---:|---:|---:|---:|")
     print(

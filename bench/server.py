@@ -38,6 +38,9 @@ def served(extra_env: dict[str, str] | None = None, workers: int = 1) -> Iterato
             **(extra_env or {}),
         }
         command = [
+            "taskset",
+            "-c",
+            "0",  # the server on core 0, the load generator on core 1
             str(Path(sys.executable).parent / "papertrade"),
             "serve",
             "--port",

@@ -23,6 +23,7 @@ from papertrade.market.from_settings import feed_from_settings
 from papertrade.middleware import BodyLimitMiddleware, IdempotencyMiddleware
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
+from papertrade.ws import service as ws_service
 
 log = logging.getLogger("papertrade")
 FRONTEND = Path(__file__).resolve().parents[2] / "frontend" / "node_modules"
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await migrate.upgrade(ctx.db.engine)
         ctx.market = await feed_from_settings(settings)
+        realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
         ctx.engine = Engine(ctx)
         leadership = Leadership(ctx, ctx.engine)
         await leadership.start()
@@ -51,6 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await realtime.stop()
             await leadership.stop()
             await ctx.market.stop()
             await ctx.close()

@@ -49,6 +49,16 @@ class Settings(BaseSettings):
     default_leverage: int = 20
     snapshot_interval_s: float = 300.0  # equity marks for the equity curve and drawdown
 
+    # WebSocket interface (docs/websocket.md).
+    ws_flush_ms: float = 0.0  # coalesce a client's writes: at most one write per this many ms
+    ws_max_buffer_bytes: int = 1_048_576  # a client further behind than this is dropped
+    ws_heartbeat_s: float = 15.0
+    ws_revalidate_s: float = 5.0  # how soon a revoked key or session loses its open sockets
+    ws_auth_timeout_s: float = 10.0
+    ws_max_subscriptions: int = 200
+    # Inbound alert webhook (docs/webhooks.md): per token, on top of the per-minute limit.
+    rate_limit_webhook_per_3min: int = 15
+
     @model_validator(mode="after")
     def _fill_defaults(self) -> "Settings":
         if not self.database_url:

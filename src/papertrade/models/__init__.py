@@ -10,6 +10,7 @@ from papertrade.models.ledger import LedgerEntry
 from papertrade.models.order import Order
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
+from papertrade.models.signal import Signal, SignalDedupe
 from papertrade.models.user import User, UserSession
 from papertrade.models.webhook_token import WebhookToken
 
@@ -24,6 +25,8 @@ __all__ = [
     "Order",
     "Portfolio",
     "Position",
+    "Signal",
+    "SignalDedupe",
     "User",
     "UserSession",
     "WebhookToken",

@@ -1,5 +1,247 @@
-"""The web application (server-rendered pages and static assets), mounted at /."""
+"""The web application: server-rendered page shells and our own static files, mounted at /.
 
-from fastapi import APIRouter
+Each page is a small HTML shell; its ES module (web/static/js/pages/) reads and writes everything
+through the native /v1 API with the session cookie, so the app holds no business rules. The
+server only decides who may see a shell: /app/* needs a signed-in session (else a redirect to
+/login), and a portfolio page needs the signed-in owner (else 404), checked with the same
+services the API uses.
+"""
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from fastapi import APIRouter, Request
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.responses import RedirectResponse, Response
+
+from papertrade.auth.principal import Principal
+from papertrade.auth.v1 import session_principal
+from papertrade.context import AppContext
+from papertrade.errors import NotFound
+from papertrade.portfolios import service as portfolio_service
+from papertrade.users import service as user_service
+
+HERE = Path(__file__).resolve().parent
+STATIC_DIR = HERE / "static"
+TEMPLATES = Jinja2Templates(directory=HERE / "templates")
+STATIC = StaticFiles(directory=STATIC_DIR)
+
+# Same-origin only: our own modules and the vendored chart library; no inline script at all.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
 
 router = APIRouter(include_in_schema=False)
+
+
+def _ctx(request: Request) -> AppContext:
+    ctx: AppContext = request.app.state.ctx
+    return ctx
+
+
+async def _viewer(request: Request) -> tuple[Principal, str] | None:
+    """The signed-in session's principal and the user's email, or None when signed out."""
+    ctx = _ctx(request)
+    found = await session_principal(ctx, request)
+    if found is None:
+        return None
+    principal = found[0]
+    async with ctx.db.reader() as session:
+        user = await user_service.get_user(session, principal.user_id)
+    return principal, user.email
+
+
+def _page(
+    request: Request,
+    template: str,
+    *,
+    title: str,
+    script: str | None,
+    viewer: tuple[Principal, str] | None,
+    status_code: int = 200,
+    **context: Any,
+) -> Response:
+    response = TEMPLATES.TemplateResponse(
+        request,
+        template,
+        {
+            "title": title,
+            "script": script,
+            "email": viewer[1] if viewer else None,
+            "nav": request.url.path,
+            **context,
+        },
+        status_code=status_code,
+    )
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+def _to_login(request: Request) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+
+def _safe_next(value: str | None) -> str:
+    """Only a local path may be a post-sign-in destination (no open redirect)."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/app"
+    parts = urlsplit(value)
+    return "/app" if parts.scheme or parts.netloc else value
+
+
+def _not_found(request: Request, viewer: tuple[Principal, str] | None, what: str) -> Response:
+    return _page(
+        request,
+        "not_found.html",
+        title="Not found",
+        script=None,
+        viewer=viewer,
+        status_code=404,
+        what=what,
+    )
+
+
+@router.get("/")
+async def home(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is not None:
+        return RedirectResponse("/app", status_code=303)
+    return _page(request, "home.html", title="Paper trading", script="home", viewer=None)
+
+
+@router.get("/login")
+async def login_page(request: Request, next: str | None = None) -> Response:
+    return await _auth_page(request, "login", next)
+
+
+@router.get("/signup")
+async def signup_page(request: Request, next: str | None = None) -> Response:
+    return await _auth_page(request, "signup", next)
+
+
+async def _auth_page(request: Request, mode: str, next_path: str | None) -> Response:
+    destination = _safe_next(next_path)
+    if await _viewer(request) is not None:
+        return RedirectResponse(destination, status_code=303)
+    return _page(
+        request,
+        "auth.html",
+        title="Sign in" if mode == "login" else "Create your account",
+        script="auth",
+        viewer=None,
+        mode=mode,
+        next_path=destination,
+        refused=next_path is not None and destination != "/app",
+    )
+
+
+@router.get("/app")
+async def dashboard(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    return _page(request, "dashboard.html", title="Dashboard", script="dashboard", viewer=viewer)
+
+
+@router.get("/app/portfolios/{portfolio_id}")
+async def portfolio_page(request: Request, portfolio_id: int) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    ctx = _ctx(request)
+    try:
+        async with ctx.db.reader() as session:
+            portfolio = await portfolio_service.get_owned(session, viewer[0], portfolio_id)
+    except NotFound:
+        return _not_found(request, viewer, "portfolio")
+    return _page(
+        request,
+        "portfolio.html",
+        title=portfolio.name,
+        script="portfolio",
+        viewer=viewer,
+        portfolio_id=portfolio.id,
+        portfolio_name=portfolio.name,
+        portfolio_code=portfolio.code,
+        public_base_url=ctx.settings.public_base_url.rstrip("/"),
+    )
+
+
+@router.get("/app/settings")
+async def settings_root() -> Response:
+    return RedirectResponse("/app/settings/api-keys", status_code=303)
+
+
+@router.get("/app/settings/api-keys")
+async def settings_api_keys(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    return _page(request, "settings_keys.html", title="API keys", script="settings", viewer=viewer)
+
+
+@router.get("/markets")
+async def markets(request: Request) -> Response:
+    viewer = await _viewer(request)
+    return _page(request, "markets.html", title="Markets", script="markets", viewer=viewer)
+
+
+@router.get("/markets/{symbol}")
+async def market(request: Request, symbol: str) -> Response:
+    viewer = await _viewer(request)
+    if not symbol.isalnum() or len(symbol) > 30:
+        return _not_found(request, viewer, "market")
+    return _page(
+        request,
+        "market.html",
+        title=symbol.upper(),
+        script="market",
+        viewer=viewer,
+        symbol=symbol.upper(),
+    )
+
+
+@router.get("/square")
+async def square(request: Request) -> Response:
+    viewer = await _viewer(request)
+    return _page(request, "square.html", title="Square", script="square", viewer=viewer)
+
+
+@router.get("/p/{code}")
+async def public_portfolio(request: Request, code: str) -> Response:
+    viewer = await _viewer(request)
+    if not code.isalnum() or len(code) > 20:
+        return _not_found(request, viewer, "portfolio")
+    return _page(
+        request,
+        "public_portfolio.html",
+        title=code.upper(),
+        script="public",
+        viewer=viewer,
+        code=code.upper(),
+    )
+
+
+@router.get("/app/{rest:path}")
+async def app_not_found(request: Request, rest: str) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    return _not_found(request, viewer, "page")
+
+
+@router.get("/static/app/{path:path}")
+async def static_file(request: Request, path: str) -> Response:
+    """Our own CSS/JS/images; revalidated on every load (ETag), so a deploy shows at once."""
+    response = await STATIC.get_response(path, request.scope)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -1,0 +1,205 @@
+"""Screenshots of the web application's main pages at desktop and phone width.
+
+    make screenshots            # or: .venv/bin/python scripts/screenshots.py [--out DIR]
+
+Starts the service in-process on a free 127.0.0.1 port (simulated market, a throw-away SQLite
+database), fills it with a demo user through the /v1 API, then has headless Chromium (Debian's
+/usr/bin/chromium, driven by Playwright) save one PNG per page and width into
+artifacts/screenshots/ (git-ignored). Needs no network.
+"""
+
+import argparse
+import asyncio
+import os
+import socket
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+from playwright.async_api import APIRequestContext, ViewportSize, async_playwright
+
+from papertrade.app import create_app
+from papertrade.config import Settings
+from papertrade.market.sim import SimFeed
+
+CHROMIUM = os.environ.get("PAPERTRADE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+WIDTHS: dict[str, ViewportSize] = {
+    "desktop": {"width": 1366, "height": 900},
+    "phone": {"width": 390, "height": 844},
+}
+EMAIL = "demo.trader@example.com"
+PASSWORD = "demo-password"
+
+
+class Client:
+    """Calls /v1 as the web app does: session cookie, X-CSRF-Token and our own Origin."""
+
+    def __init__(self, request: APIRequestContext, origin: str):
+        self.request = request
+        self.origin = origin
+
+    async def __call__(self, method: str, path: str, body: Any = None) -> Any:
+        state = await self.request.storage_state()
+        csrf = next((c["value"] for c in state["cookies"] if c["name"] == "csrf_token"), "")
+        response = await self.request.fetch(
+            path, method=method, data=body, headers={"X-CSRF-Token": csrf, "Origin": self.origin}
+        )
+        if not response.ok:
+            raise RuntimeError(f"{method} {path}: {response.status} {await response.text()}")
+        return await response.json()
+
+
+async def _seed(app: FastAPI, api: Client) -> dict[str, Any]:
+    """A user with two portfolios, positions, a resting order, fills, keys and a webhook."""
+    feed = app.state.ctx.market
+    assert isinstance(feed, SimFeed)
+    await api("POST", "/v1/auth/signup", {"email": EMAIL, "password": PASSWORD})
+    main = await api(
+        "POST",
+        "/v1/portfolios",
+        {
+            "name": "BTC & ETH swing",
+            "description": "Trend following on majors, 4h.",
+            "visibility": "public",
+        },
+    )
+    long_name = "Grid bot — a very long portfolio name to check that nothing breaks the layout"
+    other = await api(
+        "POST",
+        "/v1/portfolios",
+        {"name": long_name, "initial_balance": "12500000", "visibility": "public"},
+    )
+    pid = main["id"]
+    # Start from the simulated prices of the moment, so the candle charts stay smooth.
+    prices: dict[str, Decimal] = {}
+    for symbol in ("BTCUSDT", "ETHUSDT", "SOLUSDT"):
+        quote = feed.quote(symbol)
+        assert quote is not None
+        prices[symbol] = quote.mark_price
+        await feed.set_price(symbol, quote.mark_price)
+    await api("POST", f"/v1/portfolios/{pid}/leverage", {"symbol": "BTCUSDT", "leverage": 10})
+    orders: list[dict[str, Any]] = [
+        {"symbol": "BTCUSDT", "side": "buy", "type": "market", "quantity": "0.05"},
+        {"symbol": "ETHUSDT", "side": "sell", "type": "market", "size_usd": "4000"},
+        {"symbol": "SOLUSDT", "side": "buy", "type": "market", "size_usd": "1500"},
+    ]
+    for order in orders:
+        await api("POST", "/v1/order", {"portfolio_id": pid, **order})
+    big = {"symbol": "BTCUSDT", "side": "sell", "type": "market", "size_usd": "2500000"}
+    await api("POST", "/v1/order", {"portfolio_id": other["id"], **big})
+    # Let the prices wander so the equity curve has a shape (snapshots every 0.2 s here).
+    for step in range(12):
+        drift = Decimal(1) + Decimal(step % 5 - 2) / 400 + Decimal(step) / 600
+        for symbol, price in prices.items():
+            await feed.set_price(symbol, price * drift)
+        await asyncio.sleep(0.25)
+    close_sol = {"symbol": "SOLUSDT", "type": "market", "action": "close", "quantity": "5"}
+    await api("POST", "/v1/order", {"portfolio_id": pid, **close_sol})
+    below = (prices["BTCUSDT"] * Decimal("0.9")).quantize(Decimal(1))
+    rest = {
+        "symbol": "BTCUSDT",
+        "side": "buy",
+        "type": "limit",
+        "quantity": "0.02",
+        "price": str(below),
+    }
+    await api("POST", "/v1/order", {"portfolio_id": pid, **rest})
+    await api("POST", f"/v1/portfolios/{pid}/api-keys", {"note": "freqtrade on my VPS"})
+    hook = await api("POST", f"/v1/portfolios/{pid}/webhook-tokens")
+    for alert in ("buy ETHUSDT.P 0.2", "sell DOGEUSDT {{strategy.order.contracts}}"):
+        await api.request.post(hook["url"], data=alert, headers={"Content-Type": "text/plain"})
+    await api("POST", "/v1/user/api-keys", {"note": "grid bot (production)", "scope": "write"})
+    await api("POST", "/v1/user/api-keys", {"note": "dashboard (read only)", "scope": "read"})
+    return {"id": pid, "code": main["code"]}
+
+
+async def _serve(out: Path) -> list[Path]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with tempfile.TemporaryDirectory(prefix="papertrade-shots-") as tmp:
+        settings = Settings(
+            var_dir=Path(tmp),
+            secret_key="screenshots",
+            public_base_url=origin,
+            market_source="sim",
+            sim_tick_ms=250,
+            snapshot_interval_s=0.2,
+        )
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+            task = asyncio.create_task(server.serve(sockets=[sock]))
+            while not server.started:
+                if task.done():
+                    task.result()  # the server failed to start: say why
+                await asyncio.sleep(0.01)
+            try:
+                return await _shoot(app, origin, out)
+            finally:
+                server.should_exit = True
+                await task
+
+
+async def _shoot(app: FastAPI, origin: str, out: Path) -> list[Path]:
+    saved: list[Path] = []
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        signed_in = await browser.new_context(base_url=origin, timezone_id="UTC")
+        seeded = await _seed(app, Client(signed_in.request, origin))
+        state = await signed_in.storage_state()
+        await signed_in.close()
+        pages = [
+            ("home", "/", False),
+            ("login", "/login", False),
+            ("dashboard", "/app", True),
+            ("portfolio", f"/app/portfolios/{seeded['id']}", True),
+            ("settings-api-keys", "/app/settings/api-keys", True),
+            ("markets", "/markets", False),
+            ("market-btcusdt", "/markets/BTCUSDT", False),
+            ("square", "/square", False),
+            ("public-portfolio", f"/p/{seeded['code']}", False),
+        ]
+        for width_name, viewport in WIDTHS.items():
+            for signed in (True, False):
+                context = await browser.new_context(
+                    base_url=origin,
+                    viewport=viewport,
+                    storage_state=state if signed else None,
+                    timezone_id="UTC",
+                    device_scale_factor=1,
+                )
+                page = await context.new_page()
+                for name, path, needs_user in pages:
+                    if needs_user != signed:
+                        continue
+                    await page.goto(path, wait_until="load")
+                    await page.wait_for_timeout(1200)  # first poll results and chart paint
+                    target = out / f"{name}-{width_name}.png"
+                    await page.screenshot(path=str(target), full_page=True)
+                    saved.append(target)
+                await context.close()
+        await browser.close()
+    return saved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    default = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+    parser.add_argument("--out", type=Path, default=default, help=f"folder (default {default})")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    saved = asyncio.run(_serve(args.out))
+    for path in saved:
+        print(path)  # noqa: T201
+    print(f"{len(saved)} screenshots in {time.monotonic() - started:.1f} s")  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+// Runs on every page: the simulated-market banner and the sign-out button.
+
+import { get, holdRedirects, leave, post } from './api.js';
+import { toast } from './ui.js';
+
+async function banner() {
+  const box = document.getElementById('sim-banner');
+  if (!box) return;
+  try {
+    const status = await get('/v1/market/status', { on401: 'throw' });
+    const notes = [];
+    if (status.simulated) {
+      notes.push(`Simulated market feed (${status.source}): prices are generated, not Binance's.`);
+    }
+    if (status.stale) notes.push('Prices are stale: orders do not fill until the feed is back.');
+    box.textContent = notes.join(' ');
+    box.hidden = notes.length === 0;
+    box.classList.toggle('banner-warn', Boolean(status.stale));
+  } catch {
+    box.textContent = 'The market feed is unavailable right now.';
+    box.hidden = false;
+  }
+}
+
+function signOut() {
+  const button = document.getElementById('sign-out');
+  if (!button) return;
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    holdRedirects(); // a refresh meeting the ended session must not go to sign-in first
+    try {
+      await post('/v1/auth/logout', {}, { on401: 'throw' });
+    } catch (error) {
+      if (error.status !== 401) {
+        toast(error.message, 'error');
+        holdRedirects(false);
+        button.disabled = false;
+        return;
+      }
+    }
+    leave('/login');
+  });
+}
+
+banner();
+setInterval(banner, 60000);
+signOut();

@@ -1,0 +1,49 @@
+// Sign in / sign up: POST /v1/auth/login|signup, then go where the user was heading.
+
+import { post } from '../api.js';
+import { formError } from '../ui.js';
+
+const form = document.getElementById('auth-form');
+const mode = form.dataset.mode;
+const destination = form.dataset.next || '/app';
+
+function check() {
+  const email = form.elements.email;
+  const password = form.elements.password;
+  if (!email.value.trim() || !email.validity.valid) {
+    return { field: email, message: 'Enter a valid email address.' };
+  }
+  if (password.value.length < 8) {
+    return { field: password, message: 'The password needs at least 8 characters.' };
+  }
+  return null;
+}
+
+form.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  formError(form, null);
+  const problem = check();
+  if (problem) {
+    formError(form, new Error(problem.message));
+    problem.field.setAttribute('aria-invalid', 'true');
+    problem.field.focus();
+    return;
+  }
+  const button = form.querySelector('button[type="submit"]');
+  button.disabled = true;
+  try {
+    await post(`/v1/auth/${mode === 'login' ? 'login' : 'signup'}`, {
+      email: form.elements.email.value.trim(),
+      password: form.elements.password.value,
+    }, { on401: 'throw' });
+    location.assign(destination);
+  } catch (error) {
+    const messages = {
+      invalid_credentials: 'Wrong email or password.',
+      email_taken: 'An account with this email already exists. Sign in instead?',
+    };
+    formError(form, new Error(messages[error.code] || error.message));
+    (error.code === 'email_taken' ? form.elements.email : form.elements.password).focus();
+    button.disabled = false;
+  }
+});

@@ -1,0 +1,335 @@
+"""Carry out an alert's commands through the order services, inside the caller's unit of work.
+
+One-way (net) positions, as B1 describes: `buy` while short closes the short and opens the long in
+one order; `close_*` reduce only; a target position (`position`/`position_size`) trades the
+difference. A command that would change nothing is noted and skipped, not an error.
+"""
+
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.accounts import service as account_service
+from papertrade.auth.principal import Principal
+from papertrade.context import AppContext
+from papertrade.kit.decimals import ZERO, floor_to_step
+from papertrade.models import Order, Portfolio
+from papertrade.orders import service as order_service
+from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.pricing import fresh_quote, instrument_of
+from papertrade.positions import service as position_service
+from papertrade.trading import margin
+from papertrade.trading.enums import Action, OrderType, Side
+from papertrade.trading.values import Instrument
+from papertrade.webhooks.command import Command
+from papertrade.webhooks.errors import NotExecutable, SignalError
+
+HUNDRED = Decimal(100)
+
+
+@dataclass
+class Outcome:
+    """What an alert did: orders placed, orders cancelled, and notes on skipped commands."""
+
+    orders: list[Order] = field(default_factory=list)
+    canceled: list[Order] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def did_something(self) -> bool:
+        return bool(self.orders or self.canceled)
+
+
+@dataclass(frozen=True, slots=True)
+class Leg:
+    side: Side
+    quantity: Decimal  # base units: what closes (already on the lot step) plus what opens
+    action: Action
+    opening: Decimal = ZERO  # the part that opens new exposure, before rounding to the step
+
+
+@dataclass
+class _Context:
+    """What sizing a command needs to know about the account and market."""
+
+    cmd: Command
+    instrument: Instrument
+    portfolio: Portfolio
+    current: Decimal  # signed position quantity
+    leverage: int
+    reference: Decimal  # limit price, or the mark for market orders
+    equity: Decimal | None = None
+
+
+def _sign(value: Decimal) -> int:
+    return (value > ZERO) - (value < ZERO)
+
+
+async def execute(
+    session: AsyncSession,
+    ctx: AppContext,
+    principal: Principal,
+    portfolio: Portfolio,
+    commands: list[Command],
+) -> Outcome:
+    """Run every command in order on the (locked) portfolio; any failure raises and the caller
+    rolls all of them back."""
+    outcome = Outcome()
+    for cmd in commands:
+        await _run(session, ctx, principal, portfolio, cmd, outcome)
+    return outcome
+
+
+async def _run(
+    session: AsyncSession,
+    ctx: AppContext,
+    principal: Principal,
+    portfolio: Portfolio,
+    cmd: Command,
+    outcome: Outcome,
+) -> None:
+    portfolio_id = portfolio.id
+    instrument = instrument_of(ctx.market, cmd.symbol)
+    if cmd.action == "cancel":
+        canceled = await order_service.cancel_all(session, ctx, portfolio_id, cmd.symbol)
+        outcome.canceled += canceled
+        if not canceled:
+            outcome.notes.append(f"Command {cmd.line}: no open {cmd.symbol} orders to cancel.")
+        return
+    mark = fresh_quote(ctx.market, cmd.symbol, ctx.settings.stale_after_ms).mark_price
+    positions = await position_service.load_positions(session, portfolio_id)
+    row = positions.get(cmd.symbol)
+    if cmd.leverage is not None:
+        row = await position_service.position_for(
+            session, positions, portfolio_id, instrument, ctx.settings.default_leverage
+        )
+        if row.leverage != cmd.leverage:
+            margin.check_leverage(instrument, cmd.leverage, abs(row.quantity) * mark)
+            row.leverage = cmd.leverage
+    current = row.quantity if row is not None else ZERO
+    leverage = row.leverage if row is not None else ctx.settings.default_leverage
+    price = _on_tick(cmd.price, instrument) if cmd.order_type == "limit" else None
+    sizing = _Context(cmd, instrument, portfolio, current, leverage, price or mark)
+    if cmd.qty_type in ("percent", "percent_equity") and cmd.qty is not None:
+        state = await account_service.account_state(session, ctx, portfolio)
+        sizing.equity = state.equity
+    leg = plan(sizing)
+    if leg is None:
+        return_note = _nothing_to_do(cmd, current)
+        outcome.notes.append(f"Command {cmd.line}: {return_note}")
+        return
+    step, minimum = instrument.step_size, instrument.min_qty
+    opening = floor_to_step(leg.opening, step)
+    quantity = floor_to_step(leg.quantity - leg.opening, step) + opening
+    if quantity <= ZERO or quantity < minimum or (leg.opening > ZERO and opening < minimum):
+        asked = leg.opening if leg.opening > ZERO else leg.quantity
+        raise NotExecutable(
+            f"Command {cmd.line}: the size comes to {asked.normalize():f} {cmd.symbol}, below "
+            f"the minimum {minimum.normalize():f} (lot step {step.normalize():f}); send a "
+            "larger qty.",
+            code="qty_below_minimum",
+        )
+    if leg.action is Action.CLOSE and abs(current + leg.side.sign * quantity) == ZERO:
+        await _cancel_exits(session, ctx, portfolio_id, cmd.symbol, outcome)
+    order = await order_service.place(
+        session,
+        ctx,
+        principal,
+        PlaceOrder(
+            portfolio_id=portfolio_id,
+            symbol=cmd.symbol,
+            side=leg.side,
+            type=OrderType(cmd.order_type),
+            action=leg.action,
+            quantity=quantity,
+            price=price,
+            source="webhook",
+        ),
+    )
+    outcome.orders.append(order)
+    if cmd.tp:
+        await _take_profits(session, ctx, principal, portfolio_id, sizing, leg, quantity, outcome)
+
+
+def _on_tick(price: Decimal | None, instrument: Instrument) -> Decimal:
+    """A limit price rounded to the nearest tick (alert prices often carry extra digits)."""
+    assert price is not None
+    tick = instrument.tick_size
+    return (price / tick).to_integral_value(rounding=ROUND_HALF_EVEN) * tick
+
+
+def _nothing_to_do(cmd: Command, current: Decimal) -> str:
+    if cmd.target_mode:
+        return f"the {cmd.symbol} position is already at the target; nothing to do."
+    side = "long" if current > 0 else "short" if current < 0 else "flat"
+    return f"{cmd.action} {cmd.symbol} does nothing while the position is {side}."
+
+
+def _open_size(s: _Context) -> Decimal:
+    """Base quantity a command asks to open."""
+    cmd = s.cmd
+    if cmd.qty is None:
+        raise SignalError(
+            f"Command {cmd.line}: qty is required to open, e.g. `buy {cmd.symbol} 0.01`, "
+            f"`buy {cmd.symbol} 100usdt` or `buy {cmd.symbol} 10%`."
+        )
+    if cmd.qty_type == "quote":
+        return cmd.qty / s.reference
+    if cmd.qty_type in ("percent", "percent_equity"):
+        assert s.equity is not None
+        return max(ZERO, s.equity) * cmd.qty / HUNDRED * s.leverage / s.reference
+    if cmd.qty_type == "percent_position":
+        if s.current == ZERO:
+            raise NotExecutable(
+                f"Command {cmd.line}: a percentage of the position needs an open position.",
+                code="no_position",
+            )
+        return abs(s.current) * cmd.qty / HUNDRED
+    return cmd.qty
+
+
+def _close_size(s: _Context) -> Decimal:
+    """Base quantity a reducing command asks to close (all when no qty), capped at the position."""
+    cmd = s.cmd
+    held = abs(s.current)
+    if cmd.qty is None:
+        return held
+    if cmd.qty_type in ("percent", "percent_position"):
+        return min(held, held * cmd.qty / HUNDRED)
+    return min(held, _open_size(s))
+
+
+def plan(s: _Context) -> Leg | None:
+    """The one order a command needs, or None when it would change nothing."""
+    cmd, current = s.cmd, s.current
+    if cmd.target_mode:
+        return _towards(current, _target(s))
+    if cmd.action in ("buy", "sell"):
+        side = Side.BUY if cmd.action == "buy" else Side.SELL
+        size = _open_size(s)
+        # Against an opposite position: one order closes it and opens `size` (a flip).
+        closing = abs(current) if _sign(current) == -side.sign else ZERO
+        return Leg(side, closing + size, Action.OPEN, opening=size)
+    if cmd.action == "add":
+        if current == ZERO:
+            raise NotExecutable(
+                f"Command {cmd.line}: add increases an open position, and {cmd.symbol} is flat.",
+                code="no_position",
+            )
+        size = _open_size(s)
+        return Leg(Side.BUY if current > 0 else Side.SELL, size, Action.OPEN, opening=size)
+    wanted = {
+        "close_long": 1,
+        "close_short": -1,
+        "close": _sign(current),
+        "reverse": _sign(current),
+    }
+    if current == ZERO or _sign(current) != wanted[cmd.action]:
+        return None
+    reducing = Side.SELL if current > 0 else Side.BUY
+    if cmd.action == "reverse":
+        size = _open_size(s) if cmd.qty is not None else abs(current)
+        return Leg(reducing, abs(current) + size, Action.OPEN, opening=size)
+    return Leg(reducing, _close_size(s), Action.CLOSE)
+
+
+def _target(s: _Context) -> Decimal:
+    cmd = s.cmd
+    if cmd.position == "flat":
+        return ZERO
+    if cmd.position is None:
+        assert cmd.position_size is not None
+        return cmd.position_size
+    if cmd.position_size is not None:
+        size = abs(cmd.position_size)
+    elif cmd.qty is not None:
+        size = _open_size(s)
+    else:
+        raise SignalError(
+            f"Command {cmd.line}: position {cmd.position} needs position_size (or qty) to say how "
+            "large the target position is."
+        )
+    return size if cmd.position == "long" else -size
+
+
+def _towards(current: Decimal, target: Decimal) -> Leg | None:
+    delta = target - current
+    if delta == ZERO:
+        return None
+    side = Side.BUY if delta > 0 else Side.SELL
+    if _sign(target) != -_sign(current) and abs(target) < abs(current):
+        return Leg(side, abs(delta), Action.CLOSE)
+    # Opening part: beyond zero on the target's side (all of it when current is on that side).
+    opening = abs(target) if _sign(target) != _sign(current) else abs(delta)
+    return Leg(side, abs(delta), Action.OPEN, opening=opening)
+
+
+async def _cancel_exits(
+    session: AsyncSession, ctx: AppContext, portfolio_id: int, symbol: str, outcome: Outcome
+) -> None:
+    """A full close also cancels the symbol's resting reduce-only orders (earlier take-profits)."""
+    rows = await session.scalars(
+        select(Order)
+        .where(
+            Order.portfolio_id == portfolio_id,
+            Order.symbol == symbol,
+            Order.is_open.is_(True),
+            Order.action == Action.CLOSE.value,
+        )
+        .with_for_update()
+    )
+    for order in rows:
+        order_service.mark_canceled(session, ctx, order)
+        outcome.canceled.append(order)
+
+
+async def _take_profits(
+    session: AsyncSession,
+    ctx: AppContext,
+    principal: Principal,
+    portfolio_id: int,
+    s: _Context,
+    leg: Leg,
+    quantity: Decimal,
+    outcome: Outcome,
+) -> None:
+    """Reduce-only limit orders at the tp prices, the new position split evenly across them."""
+    cmd, step = s.cmd, s.instrument.step_size
+    after = s.current + leg.side.sign * quantity
+    if cmd.order_type != "market" or leg.action is Action.CLOSE or after == ZERO:
+        raise SignalError(
+            f"Command {cmd.line}: tp applies to market orders that open or increase a position."
+        )
+    exit_side = Side.SELL if after > 0 else Side.BUY
+    prices = [_on_tick(p, s.instrument) for p in cmd.tp]
+    mark = s.reference
+    wrong = [p for p in prices if (p <= mark if after > 0 else p >= mark)]
+    if wrong:
+        where = "above" if after > 0 else "below"
+        raise SignalError(
+            f"Command {cmd.line}: take-profit {wrong[0].normalize():f} must be {where} the "
+            f"price {mark.normalize():f} for a {'long' if after > 0 else 'short'} position."
+        )
+    each = floor_to_step(abs(after) / len(prices), step)
+    sizes = [each] * (len(prices) - 1) + [abs(after) - each * (len(prices) - 1)]
+    for price, size in zip(prices, sizes, strict=True):
+        if size <= ZERO:
+            continue
+        order = await order_service.place(
+            session,
+            ctx,
+            principal,
+            PlaceOrder(
+                portfolio_id=portfolio_id,
+                symbol=cmd.symbol,
+                side=exit_side,
+                type=OrderType.LIMIT,
+                action=Action.CLOSE,
+                quantity=size,
+                price=price,
+                source="webhook",
+            ),
+        )
+        outcome.orders.append(order)

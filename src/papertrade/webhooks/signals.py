@@ -1,0 +1,130 @@
+"""The signal history: how received alerts are kept and announced."""
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.auth.principal import Principal
+from papertrade.context import AppContext
+from papertrade.errors import NotFound, PapertradeError
+from papertrade.events import Event, emit
+from papertrade.models import Signal, WebhookToken
+from papertrade.webhooks.command import Command
+
+
+@dataclass
+class Alert:
+    """One received alert on its way through: who sent it and what it said."""
+
+    token: WebhookToken
+    principal: Principal
+    body: str
+    content_type: str
+    body_format: str = "text"
+    parsed: Any = None
+
+
+def _storable(value: Any) -> Any:
+    """JSON without NUL characters (PostgreSQL text cannot hold them)."""
+    return orjson.loads(orjson.dumps(value).replace(b"\\u0000", b"\\ufffd"))
+
+
+def new_signal(alert: Alert, status: str) -> Signal:
+    return Signal(
+        portfolio_id=alert.token.portfolio_id,
+        token_id=alert.token.id,
+        source="tv",
+        content_type=alert.content_type,
+        body=alert.body,
+        body_format=alert.body_format,
+        parsed=_storable(alert.parsed),
+        status=status,
+        order_ids=[],
+    )
+
+
+def signal_event_data(signal: Signal) -> dict[str, Any]:
+    return {
+        "id": signal.id,
+        "status": signal.status,
+        "error": signal.error,
+        "msg": signal.msg,
+        "order_ids": list(signal.order_ids or []),
+        "duplicate_of": signal.duplicate_of,
+        "received_at": signal.received_at,
+    }
+
+
+def announce(session: AsyncSession, signal: Signal, kind: str) -> None:
+    """Queue a `signal.*` event (published after the commit)."""
+    emit(session, Event(kind, signal.portfolio_id, signal_event_data(signal)))
+
+
+async def record(
+    ctx: AppContext,
+    alert: Alert,
+    status: str,
+    error: PapertradeError,
+    *,
+    rejected: list[Command] | None = None,
+) -> Signal:
+    """Keep an alert that did not execute, and tell the portfolio's subscribers why."""
+    async with ctx.transaction() as session:
+        signal = new_signal(alert, status)
+        signal.error = error.code[:40]
+        signal.msg = error.message.replace("\x00", "\ufffd")[:1000]
+        session.add(signal)
+        await session.flush()
+        announce(session, signal, "signal.received")
+        for cmd in (c for c in rejected or [] if c.action != "cancel"):
+            data = {
+                "signal_id": signal.id,
+                "symbol": cmd.symbol,
+                "signal_action": cmd.action,
+                "type": cmd.order_type,
+                "status": "rejected",
+                "error": error.code,
+                "msg": error.message,
+            }
+            emit(session, Event("order.rejected", signal.portfolio_id, data))
+        announce(session, signal, "signal.rejected")
+    return signal
+
+
+async def duplicate(ctx: AppContext, alert: Alert, earlier: int, keyed: bool) -> Signal:
+    """Keep a re-sent alert that was not executed again."""
+    async with ctx.transaction() as session:
+        signal = new_signal(alert, "duplicate")
+        signal.duplicate_of = earlier
+        signal.msg = f"Already received as signal {earlier}; a re-send is never executed twice."
+        if not keyed:
+            signal.msg += (
+                " To send the same text again on purpose, make each alert unique with "
+                "time={{timenow}} or an idempotency_key."
+            )
+        session.add(signal)
+        await session.flush()
+        announce(session, signal, "signal.received")
+        announce(session, signal, "signal.duplicate")
+    return signal
+
+
+async def history(
+    session: AsyncSession, portfolio_id: int, before_id: int | None, limit: int
+) -> list[Signal]:
+    """A portfolio's signals, newest first; `before_id` pages backwards."""
+    statement = select(Signal).where(Signal.portfolio_id == portfolio_id)
+    if before_id is not None:
+        statement = statement.where(Signal.id < before_id)
+    rows = await session.scalars(statement.order_by(Signal.id.desc()).limit(limit))
+    return list(rows)
+
+
+async def one(session: AsyncSession, portfolio_id: int, signal_id: int) -> Signal:
+    row = await session.get(Signal, signal_id)
+    if row is None or row.portfolio_id != portfolio_id:
+        raise NotFound("Signal not found.", code="signal_not_found")
+    return row

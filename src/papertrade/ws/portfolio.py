@@ -1,0 +1,218 @@
+"""Portfolio events to sockets: sequence numbers, and fan-out across processes through Redis.
+
+Every event of a portfolio gets two counters: `seq` (all the portfolio's events) and
+`channel_seq` (that portfolio's events on one channel). A client that sees a counter jump by
+more than one missed a message and re-reads the resource over REST.
+
+Without Redis the counters live in this process and events go straight to local sockets. With
+Redis, the process that committed the events runs one Lua script that increments the counters and
+publishes the batch, so numbering and delivery order agree in every process; each process (this
+one included) delivers what it hears on the channel to the sockets it holds.
+"""
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+from typing import Any
+
+import orjson
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+from sqlalchemy.engine import make_url
+
+from papertrade.events import Event
+from papertrade.ws.channels import channel_for_event
+from papertrade.ws.frames import dumps, native_data
+from papertrade.ws.hub import Hub
+
+log = logging.getLogger("papertrade.ws")
+
+# (channel kind, portfolio id, event type, time ms, data in the native convention)
+Wire = tuple[str, int, str, int, dict[str, Any]]
+
+SEQ_TTL_S = 30 * 86_400
+QUEUE_LIMIT = 10_000
+_PUBLISH = """
+local marks = {}
+for i = 1, #KEYS, 2 do
+  local s = redis.call('INCR', KEYS[i])
+  redis.call('EXPIRE', KEYS[i], ARGV[2])
+  local c = redis.call('INCR', KEYS[i + 1])
+  redis.call('EXPIRE', KEYS[i + 1], ARGV[2])
+  marks[#marks + 1] = s .. ':' .. c
+end
+redis.call('PUBLISH', ARGV[1], table.concat(marks, ',') .. '\\n' .. ARGV[3])
+return #marks
+"""
+
+
+def to_wire(event: Event) -> Wire | None:
+    channel = channel_for_event(event.type)
+    if channel is None:
+        return None
+    return (channel, event.portfolio_id, event.type, event.time, native_data(event.data))
+
+
+def render(wire: Wire, seq: int, channel_seq: int) -> bytes:
+    channel, portfolio_id, kind, time, data = wire
+    return dumps(
+        {
+            "channel": f"{channel}:{portfolio_id}",
+            "type": kind,
+            "portfolio_id": portfolio_id,
+            "seq": seq,
+            "channel_seq": channel_seq,
+            "time": time,
+            "data": data,
+        }
+    )
+
+
+def namespace(database_url: str) -> str:
+    """Processes sharing one database share Redis keys; other deployments never collide.
+
+    Only the backend, host, port and database name count, so processes that reach the same
+    database with other drivers or credentials still agree."""
+    url = make_url(database_url)
+    where = f"{url.get_backend_name()}://{url.host or ''}:{url.port or ''}/{url.database or ''}"
+    return hashlib.sha256(where.encode()).hexdigest()[:12]
+
+
+class PortfolioFanout:
+    """Numbers portfolio events and delivers them, in process or through Redis."""
+
+    def __init__(self, hub: Hub, redis: Redis | None, database_url: str):
+        self.hub = hub
+        self.redis = redis
+        prefix = f"pt:{namespace(database_url)}:ws"
+        self.channel = f"{prefix}:events"
+        self.prefix = prefix
+        self._seq: dict[int, int] = {}
+        self._channel_seq: dict[tuple[int, str], int] = {}
+        self._queue: asyncio.Queue[list[Wire]] = asyncio.Queue(QUEUE_LIMIT)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pubsub: PubSub | None = None
+        self.ready = asyncio.Event()
+
+    async def start(self) -> None:
+        if self.redis is None:
+            self.ready.set()
+            return
+        self._pubsub = await self._subscribe()
+        self.ready.set()
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="ws-redis-listen"),
+            asyncio.create_task(self._publish_forever(), name="ws-redis-publish"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            self._pubsub = None
+
+    async def on_events(self, events: list[Event]) -> None:
+        """The EventBus subscriber: runs after each commit, never waits for Redis."""
+        if self.redis is None:
+            for event in events:
+                self._deliver_local(event)
+            return
+        wires = [w for w in map(to_wire, events) if w is not None]
+        if not wires:
+            return
+        try:
+            self._queue.put_nowait(wires)
+        except asyncio.QueueFull:
+            log.error("WebSocket event queue full; %d events not fanned out", len(wires))
+            self.resync({w[1] for w in wires}, "events were dropped under load")
+
+    def _deliver_local(self, event: Event) -> None:
+        channel = channel_for_event(event.type)
+        if channel is None:
+            return
+        portfolio_id = event.portfolio_id
+        seq = self._seq[portfolio_id] = self._seq.get(portfolio_id, 0) + 1
+        key = (portfolio_id, channel)
+        channel_seq = self._channel_seq[key] = self._channel_seq.get(key, 0) + 1
+        topic = f"{channel}:{portfolio_id}"
+        if self.hub.has(topic):  # numbered always, rendered only when someone listens
+            wire = (channel, portfolio_id, event.type, event.time, native_data(event.data))
+            self.hub.publish(topic, render(wire, seq, channel_seq))
+
+    def resync(self, portfolio_ids: set[int] | None, reason: str) -> None:
+        """Tell local subscribers of these portfolios (None: all) to re-read over REST."""
+        for client in list(self.hub.clients):
+            affected = client.portfolio_ids
+            if portfolio_ids is not None:
+                affected &= portfolio_ids
+            if affected:
+                message = {"type": "resync", "portfolio_ids": sorted(affected), "reason": reason}
+                self.hub.send(client, dumps(message))
+
+    # -- Redis ---------------------------------------------------------------------------------
+
+    async def _subscribe(self) -> PubSub:
+        assert self.redis is not None
+        pubsub = self.redis.pubsub()
+        await pubsub.subscribe(self.channel)
+        return pubsub
+
+    async def _publish_forever(self) -> None:
+        assert self.redis is not None
+        script = self.redis.register_script(_PUBLISH)
+        while True:
+            wires = await self._queue.get()
+            keys: list[str] = []
+            for channel, portfolio_id, *_ in wires:
+                keys.append(f"{self.prefix}:seq:{portfolio_id}")
+                keys.append(f"{self.prefix}:seq:{portfolio_id}:{channel}")
+            try:
+                await script(keys=keys, args=[self.channel, SEQ_TTL_S, orjson.dumps(wires)])
+            except (RedisError, OSError) as exc:
+                log.error("publishing %d WebSocket events to Redis failed: %s", len(wires), exc)
+                self.resync({w[1] for w in wires}, "the event relay was unavailable")
+
+    async def _listen(self) -> None:
+        delay = 0.1
+        while True:
+            pubsub = self._pubsub
+            try:
+                if pubsub is None:
+                    pubsub = self._pubsub = await self._subscribe()
+                    self.resync(None, "the event relay reconnected")
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                delay = 0.1
+            except (RedisError, OSError) as exc:
+                log.warning("WebSocket event relay lost (%s); reconnecting", exc)
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()  # type: ignore[no-untyped-call]
+                self._pubsub = None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            if message is not None and message.get("type") == "message":
+                self._deliver_relayed(message["data"])
+
+    def _deliver_relayed(self, raw: bytes) -> None:
+        try:
+            header, _, body = raw.partition(b"\n")
+            marks = header.split(b",")
+            wires = orjson.loads(body)
+        except (ValueError, orjson.JSONDecodeError):
+            log.exception("malformed WebSocket event on the relay")
+            return
+        for mark, wire in zip(marks, wires, strict=False):
+            channel, portfolio_id = wire[0], wire[1]
+            topic = f"{channel}:{portfolio_id}"
+            if self.hub.has(topic):
+                seq, _, channel_seq = mark.partition(b":")
+                self.hub.publish(topic, render(tuple(wire), int(seq), int(channel_seq)))

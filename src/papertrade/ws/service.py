@@ -1,0 +1,170 @@
+"""The real-time service of one process: hub, market and portfolio publishers, housekeeping."""
+
+import asyncio
+import contextlib
+import logging
+
+from papertrade.context import AppContext
+from papertrade.events import Event
+from papertrade.kit.time import now_ms
+from papertrade.ws import auth
+from papertrade.ws.channels import PORTFOLIO_KINDS
+from papertrade.ws.client import Client
+from papertrade.ws.frames import dumps
+from papertrade.ws.hub import Hub
+from papertrade.ws.market import MarketPublisher
+from papertrade.ws.portfolio import PortfolioFanout
+from papertrade.ws.positions import PositionMarks
+
+log = logging.getLogger("papertrade.ws")
+EXTRAS_KEY = "ws"
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_BAD_REQUEST = 4400
+CLOSE_RATE_LIMITED = 4429
+CLOSE_RESTART = 1012
+
+
+def error_message(code: str, msg: str, request_id: object = None) -> bytes:
+    body: dict[str, object] = {"type": "error", "error": code, "msg": msg}
+    if request_id is not None:
+        body["id"] = request_id
+    return dumps(body)
+
+
+class Realtime:
+    """Everything behind /v1/ws in this process."""
+
+    def __init__(self, ctx: AppContext):
+        settings = ctx.settings
+        self.ctx = ctx
+        self.hub = Hub(flush_ms=settings.ws_flush_ms, max_buffer=settings.ws_max_buffer_bytes)
+        self.portfolio = PortfolioFanout(self.hub, ctx.redis, settings.database_url)
+        self.market = MarketPublisher(self.hub, ctx.market) if ctx.market is not None else None
+        self.position_marks = PositionMarks(self.hub, ctx)
+        self.started_at = now_ms()
+        self._running = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closing: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        await self.portfolio.start()
+        self._running = True
+        self.ctx.events.subscribe(self._on_events)
+        if self.market is not None:
+            self.market.start()
+        self.position_marks.start()
+        self._tasks = [
+            asyncio.create_task(self._heartbeat_forever(), name="ws-heartbeat"),
+            asyncio.create_task(self._revalidate_forever(), name="ws-revalidate"),
+        ]
+
+    async def stop(self) -> None:
+        """Close every socket (1012, service restart) and stop the background tasks."""
+        self._running = False
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        self.hub.flush_now()
+        closes = [c.close(CLOSE_RESTART, "server restarting") for c in list(self.hub.clients)]
+        if closes:
+            await asyncio.gather(*closes, return_exceptions=True)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+        if self.market is not None:
+            await self.market.stop()
+        await self.position_marks.stop()
+        await self.portfolio.stop()
+
+    async def _on_events(self, events: list[Event]) -> None:
+        if self._running:
+            await self.portfolio.on_events(events)
+
+    def close_client(self, client: Client, close_code: int, code: str, msg: str) -> None:
+        """Tell the client why, then close it (in the background, bounded in time)."""
+        if client.closing or client.dropped:
+            return
+        self.hub.send(client, error_message(code, msg))
+        self.hub.flush_now()
+        task = asyncio.create_task(client.close(close_code, code))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    # -- housekeeping --------------------------------------------------------------------------
+
+    async def _heartbeat_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.settings.ws_heartbeat_s)
+            if self.hub.clients:
+                message = dumps({"type": "heartbeat", "time": now_ms()})
+                self.hub.publish_to(list(self.hub.clients), message)
+
+    async def _revalidate_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.settings.ws_revalidate_s)
+            try:
+                await self.revalidate()
+            except Exception:
+                log.exception("re-checking WebSocket credentials failed")
+
+    async def revalidate(self) -> None:
+        """Close sockets whose credential was revoked; drop channels of deleted portfolios."""
+        clients = [c for c in self.hub.clients if c.principal is not None]
+        if not clients:
+            return
+        key_ids, session_ids, portfolio_ids = set(), set(), set()
+        for client in clients:
+            principal = client.principal
+            assert principal is not None
+            if principal.kind == "api_key":
+                key_ids.add(principal.credential_id)
+            elif principal.kind == "session":
+                session_ids.add(principal.credential_id)
+            portfolio_ids |= client.portfolio_ids
+        keys, sessions, portfolios = await auth.still_valid(
+            self.ctx, key_ids, session_ids, portfolio_ids
+        )
+        for client in clients:
+            principal = client.principal
+            assert principal is not None
+            live = keys if principal.kind == "api_key" else sessions
+            if principal.credential_id not in live:
+                self.close_client(
+                    client,
+                    CLOSE_UNAUTHENTICATED,
+                    "credential_revoked",
+                    "The API key or session of this socket was revoked or has expired.",
+                )
+                continue
+            gone = {str(pid) for pid in client.portfolio_ids - portfolios}
+            if gone:
+                dropped = sorted(
+                    t
+                    for t in client.topics
+                    if t.partition(":")[0] in PORTFOLIO_KINDS and t.partition(":")[2] in gone
+                )
+                for topic in dropped:
+                    self.hub.unsubscribe(client, topic)
+                message = {
+                    "type": "unsubscribed",
+                    "channels": dropped,
+                    "reason": "portfolio_deleted",
+                }
+                self.hub.send(client, dumps(message))
+
+
+async def start(ctx: AppContext) -> Realtime:
+    """Build and start the process's real-time service (the app lifespan calls this)."""
+    realtime = Realtime(ctx)
+    ctx.extras[EXTRAS_KEY] = realtime
+    await realtime.start()
+    return realtime
+
+
+def get_realtime(ctx: AppContext) -> Realtime | None:
+    found = ctx.extras.get(EXTRAS_KEY)
+    return found if isinstance(found, Realtime) else None

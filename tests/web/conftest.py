@@ -1,0 +1,175 @@
+"""Browser fixtures: the app on a real port whose public URL is its own, and headless Chromium.
+
+The session `app` fixture uses https://testserver as its public URL, which a real browser cannot
+reach; these tests run their own app on 127.0.0.1 with that address as PUBLIC_BASE_URL (so the
+Origin check and non-Secure cookies of plain-http local development apply) and their own
+database. Chromium is Debian's (/usr/bin/chromium); Playwright only drives it.
+"""
+
+import asyncio
+import os
+import re
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    ViewportSize,
+    async_playwright,
+    expect,
+)
+
+from tests.conftest import PG_URL, _fresh_postgres_database, make_settings, running_app
+
+CHROMIUM = os.environ.get("PAPERTRADE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+HAVE_CHROMIUM = Path(CHROMIUM).exists()
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
+DESKTOP: ViewportSize = {"width": 1366, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+expect.set_options(timeout=10_000)
+
+
+@dataclass
+class WebApp:
+    app: FastAPI
+    url: str
+
+
+@asynccontextmanager
+async def serve_on_own_origin(
+    database_url: str, var_dir: Path, **overrides: Any
+) -> AsyncIterator[WebApp]:
+    """Start the app and uvicorn on a free 127.0.0.1 port whose URL is the app's public URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    settings = make_settings(database_url, var_dir, public_base_url=url, **overrides)
+    async with running_app(settings) as app:
+        config = uvicorn.Config(app, lifespan="off", log_level="warning", ws="websockets-sansio")
+        server = uvicorn.Server(config)
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            if task.done():
+                task.result()
+            await asyncio.sleep(0.01)
+        try:
+            yield WebApp(app, url)
+        finally:
+            server.should_exit = True
+            await task
+            sock.close()
+
+
+@pytest.fixture(scope="session")
+async def web(
+    tmp_path_factory: pytest.TempPathFactory, worker_id_name: str
+) -> AsyncIterator[WebApp]:
+    if PG_URL:
+        database_url = await _fresh_postgres_database(f"papertrade_test_web_{worker_id_name}")
+    else:
+        database_url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('webdb') / 'web.db'}"
+    async with serve_on_own_origin(database_url, tmp_path_factory.mktemp("webvar")) as served:
+        yield served
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    if not HAVE_CHROMIUM:
+        if os.environ.get("CI"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}: .ci/run installs Debian's chromium")
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+class Steps:
+    """Named steps of a browser test; a failing step leaves a screenshot in artifacts/web/."""
+
+    def __init__(self, page: Page, test_name: str):
+        self.page = page
+        self.test_name = re.sub(r"[^A-Za-z0-9_.-]+", "_", test_name)
+        self.errors: list[str] = []
+
+    @asynccontextmanager
+    async def __call__(self, name: str) -> AsyncIterator[None]:
+        try:
+            yield
+        except BaseException:
+            path = await self.screenshot(name)
+            print(f"step {name!r} failed; screenshot: {path}")  # noqa: T201
+            raise
+
+    async def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{self.test_name}--{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+        try:
+            await self.page.screenshot(path=str(path), full_page=True)
+        except Exception as exc:  # a crashed page still must not hide the original failure
+            print(f"could not save {path}: {exc}")  # noqa: T201
+        return path
+
+
+async def new_context(
+    browser: Browser, web: WebApp, viewport: ViewportSize = DESKTOP
+) -> BrowserContext:
+    context = await browser.new_context(
+        base_url=web.url, viewport=viewport, locale="en-US", timezone_id="UTC"
+    )
+    await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=web.url)
+    context.set_default_timeout(10_000)
+    return context
+
+
+@pytest.fixture
+async def page(
+    browser: Browser, web: WebApp, request: pytest.FixtureRequest
+) -> AsyncIterator[Page]:
+    context = await new_context(browser, web)
+    opened = await context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield opened
+        assert not errors, f"JavaScript errors on the page: {errors}"
+    finally:
+        report = getattr(request.node, "rep_call", None)
+        if report is not None and report.failed:
+            await Steps(opened, request.node.name).screenshot("at-failure")
+        await context.close()
+
+
+async def sign_up_in_browser(page: Page, email: str, password: str = "s3cret-pass") -> None:
+    await page.goto("/signup")
+    await page.fill("#email", email)
+    await page.fill("#password", password)
+    await page.click("#auth-form button[type=submit]")
+    await page.wait_for_url("**/app")
+    # The portfolio list has loaded (and the layout has settled).
+    await expect(page.locator("#pf-list")).not_to_have_attribute("aria-busy", "true")
+
+
+@pytest.fixture
+def steps(page: Page, request: pytest.FixtureRequest) -> Steps:
+    return Steps(page, request.node.name)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -1,0 +1,106 @@
+"""A stalled reader is dropped without delaying anyone else; nothing queues without bound."""
+
+import asyncio
+import time
+
+from fastapi import FastAPI
+
+from papertrade.ws.client import Client
+from papertrade.ws.hub import Hub
+from papertrade.ws.service import get_realtime
+from tests.conftest import sign_up
+from tests.trading_api.helpers import sim
+from tests.ws.helpers import RawSocket, Socket, socket
+
+MESSAGES = 3000  # ~700 KB: twice what the stalled socket may hold
+
+
+async def _pump_and_measure(app: FastAPI, reader: Socket) -> list[float]:
+    """Publish MESSAGES marks; return each one's delay until the healthy client had it."""
+    feed = sim(app)
+    sent: dict[float, float] = {}
+    delays: list[float] = []
+
+    async def read() -> None:
+        while len(delays) < MESSAGES:
+            message = await reader.recv(within=10)
+            if message.get("type") != "mark_price":
+                continue
+            at = sent.get(message["data"]["mark_price"])
+            if at is not None:
+                delays.append(time.perf_counter() - at)
+
+    task = asyncio.create_task(read())
+    for i in range(MESSAGES):
+        price = 40000 + i
+        sent[float(price)] = time.perf_counter()
+        await feed.set_price("BTCUSDT", price)
+        # Paced so the healthy client (in this same process) can keep up: what is measured is
+        # the server's delivery, not a reader falling behind its own backlog.
+        if i % 5 == 0:
+            await asyncio.sleep(0.001)
+    await asyncio.wait_for(task, 20)
+    await feed.release_price("BTCUSDT")
+    return delays
+
+
+async def test_a_stalled_client_is_dropped_and_others_keep_up(
+    fast_app: tuple[FastAPI, str],
+) -> None:
+    app, url = fast_app
+    realtime = get_realtime(app.state.ctx)
+    assert realtime is not None
+    owner = await sign_up(app)
+    try:
+        key = await owner.api_key()
+        stalled = await RawSocket.open(url, key)
+        stalled.send(op="subscribe", channels=["mark_price:BTCUSDT"])
+        async with socket(url, key) as healthy:
+            await healthy.subscribe("mark_price:BTCUSDT")
+            await asyncio.sleep(0.2)  # the stalled client's subscription is in
+            before = len(realtime.hub.clients)
+            delays = await _pump_and_measure(app, healthy)
+            assert len(delays) == MESSAGES  # the healthy client lost nothing…
+            delays.sort()
+            # …and was never held up by the stalled one (generous bounds: CI machines are busy).
+            assert delays[len(delays) // 2] < 0.25, delays[len(delays) // 2]
+            assert delays[-1] < 2.0, delays[-1]
+            assert len(realtime.hub.clients) == before - 1  # the stalled client is gone
+        assert await stalled.drain_until_closed()
+        stalled.close()
+    finally:
+        await owner.client.aclose()
+
+
+class _BlockedWebSocket:
+    """Stands in for a socket whose peer stopped reading: every send waits forever."""
+
+    def __init__(self, blocked: bool):
+        self.blocked = blocked
+        self.sent: list[str] = []
+
+    async def send_text(self, text: str) -> None:
+        if self.blocked:
+            await asyncio.Event().wait()
+        self.sent.append(text)
+
+
+async def test_portable_writer_bounds_its_queue_and_drops_the_stalled_client() -> None:
+    """Under servers other than uvicorn's sansio protocol, the queue-and-task writer is used."""
+    hub = Hub()
+    stalled_ws, healthy_ws = _BlockedWebSocket(True), _BlockedWebSocket(False)
+    stalled = Client(stalled_ws, max_buffer=10_000, direct=False)  # type: ignore[arg-type]
+    healthy = Client(healthy_ws, max_buffer=10_000, direct=False)  # type: ignore[arg-type]
+    for client in (stalled, healthy):
+        hub.attach(client)
+        hub.subscribe(client, "mark_price:BTCUSDT")
+    payload = b'{"type":"mark_price","data":{"mark_price":1.0}}'
+    for _ in range(1000):  # ~48 KB: far past the stalled client's 10 KB allowance
+        hub.publish("mark_price:BTCUSDT", payload)
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.01)
+    assert stalled.dropped and not healthy.dropped
+    assert len(healthy_ws.sent) == 1000
+    assert stalled._queued <= 10_000
+    for client in (stalled, healthy):
+        hub.detach(client)
