@@ -18,13 +18,17 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 LAST_USED_RESOLUTION_MS = 60_000
 
 
-async def _from_bearer(ctx: AppContext, token: str) -> Principal:
-    async with ctx.db.reader() as session:
-        key = await session.scalar(select(ApiKey).where(ApiKey.key_hash == token_hash(token)))
+async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1") -> Principal:
+    """The principal of a live native API key (/v1 and the WebSocket), or Unauthorized."""
+    token = token.strip()
+    key = None
+    if token and len(token) <= 200:
+        async with ctx.db.reader() as session:
+            key = await session.scalar(select(ApiKey).where(ApiKey.key_hash == token_hash(token)))
     if key is None or key.revoked_at is not None:
         raise Unauthorized(
-            "Invalid or revoked API key. /v1 accepts native API keys created under Settings, "
-            "API Keys.",
+            f"Invalid or revoked API key. {surface} accepts native API keys created under "
+            "Settings, API Keys (not webhook tokens or /fapi keys).",
             code="invalid_api_key",
         )
     now = now_ms()
@@ -102,7 +106,7 @@ async def current_principal(
             raise Unauthorized(
                 "Authorization must be 'Bearer <API_KEY>'.", code="invalid_authorization"
             )
-        principal = await _from_bearer(ctx, token.strip())
+        principal = await principal_from_key(ctx, token)
     else:
         found = await session_principal(ctx, request)
         if found is None:

@@ -5,9 +5,10 @@ Webhook tokens and compatible-interface keys are different credentials and never
 
 from collections.abc import Iterable
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from starlette.websockets import WebSocket
 
+from papertrade.auth import v1 as v1_auth
 from papertrade.auth.cookies import SESSION_COOKIE
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
@@ -16,35 +17,12 @@ from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import ApiKey, Portfolio, UserSession
 
-LAST_USED_RESOLUTION_MS = 60_000
 CHUNK = 500
 
 
 async def principal_from_key(ctx: AppContext, key: str) -> Principal:
-    """The principal of a live native API key, or Unauthorized."""
-    key = key.strip()
-    row = None
-    if key and len(key) <= 200:
-        async with ctx.db.reader() as session:
-            row = await session.scalar(select(ApiKey).where(ApiKey.key_hash == token_hash(key)))
-    if row is None or row.revoked_at is not None:
-        raise Unauthorized(
-            "Invalid or revoked API key. The WebSocket accepts native API keys created under "
-            "Settings, API Keys (not webhook tokens or /fapi keys).",
-            code="invalid_api_key",
-        )
-    now = now_ms()
-    if row.last_used_at is None or now - row.last_used_at > LAST_USED_RESOLUTION_MS:
-        async with ctx.db.unit_of_work() as session:
-            await session.execute(
-                update(ApiKey).where(ApiKey.id == row.id).values(last_used_at=now)
-            )
-    return Principal(
-        kind="api_key",
-        user_id=row.user_id,
-        credential_id=row.id,
-        scope="write" if row.scope == "write" else "read",
-    )
+    """The principal of a live native API key, or Unauthorized (the same rule as /v1)."""
+    return await v1_auth.principal_from_key(ctx, key, surface="The WebSocket")
 
 
 async def principal_from_upgrade(ctx: AppContext, websocket: WebSocket) -> Principal | None:
