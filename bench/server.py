@@ -21,8 +21,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def served(extra_env: dict[str, str] | None = None, workers: int = 1) -> Iterator[str]:
-    """Yield the base URL of a fresh service (SQLite in a temp dir, simulated market)."""
+def served(
+    extra_env: dict[str, str] | None = None, workers: int = 1, cores: str = "0"
+) -> Iterator[str]:
+    """Yield the base URL of a fresh service (SQLite in a temp dir unless `extra_env` names a
+    database, simulated market), its processes pinned to `cores`."""
     port = free_port()
     with tempfile.TemporaryDirectory() as var:
         env = {
@@ -40,7 +43,7 @@ def served(extra_env: dict[str, str] | None = None, workers: int = 1) -> Iterato
         command = [
             "taskset",
             "-c",
-            "0",  # the server on core 0, the load generator on core 1
+            cores,  # by default the server on core 0, the load generator on core 1
             str(Path(sys.executable).parent / "papertrade"),
             "serve",
             "--port",
@@ -92,20 +95,28 @@ def machine() -> str:
     return f"{system}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
 
 
-def wrk(url: str, script: Path, *, connections: int = 32, seconds: int = 10) -> dict[str, float]:
-    """Run wrk pinned to one core; returns requests/s and latency percentiles in ms."""
+def wrk(
+    url: str,
+    script: Path | None,
+    *,
+    connections: int = 32,
+    seconds: int = 10,
+    cores: str = "1",
+    args: tuple[str, ...] = (),
+) -> dict[str, float]:
+    """Run wrk (one thread) pinned to `cores`; returns requests/s and latency percentiles in ms."""
     command = [
         "taskset",
         "-c",
-        "0",
+        cores,
         "wrk",
         "-t1",
         f"-c{connections}",
         f"-d{seconds}s",
         "--latency",
-        "-s",
-        str(script),
+        *(["-s", str(script)] if script is not None else []),
         url,
+        *(["--", *args] if args else []),
     ]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return parse_wrk(output)

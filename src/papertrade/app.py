@@ -19,8 +19,9 @@ from papertrade.engine.engine import Engine
 from papertrade.engine.leader import Leadership
 from papertrade.fapi import routes as fapi_routes
 from papertrade.kit.responses import NativeJSONResponse, native_error
-from papertrade.market.from_settings import feed_from_settings
+from papertrade.market.from_settings import feed_from_settings, shared_feed
 from papertrade.middleware import BodyLimitMiddleware, IdempotencyMiddleware
+from papertrade.orders.writer import OrderWriter
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
 from papertrade.ws import service as ws_service
@@ -38,14 +39,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; the lifespan applies migrations and starts the background parts."""
     settings = settings or get_settings()
     ctx = AppContext.build(settings)
+    writer = ctx.orders = OrderWriter(ctx)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await migrate.upgrade(ctx.db.engine)
-        ctx.market = await feed_from_settings(settings)
+        upstream = await feed_from_settings(settings)
+        # Scale-out with Redis: only the engine leader runs `upstream`; the others follow it.
+        shared = shared_feed(settings, upstream, ctx.redis)
+        ctx.market = shared or upstream
         realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
         ctx.engine = Engine(ctx)
-        leadership = Leadership(ctx, ctx.engine)
+        leadership = Leadership(ctx, ctx.engine, shared)
         await leadership.start()
         await ctx.market.start()
         gc.collect()
@@ -54,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             await realtime.stop()
+            await writer.close()
             await leadership.stop()
             await ctx.market.stop()
             await ctx.close()
@@ -67,6 +73,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url="/v1/openapi.json",
+        # No OpenTelemetry here; with it off FastAPI skips asking the providers on every request.
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.ctx = ctx
     errorhandlers.install(app)

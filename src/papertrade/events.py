@@ -5,8 +5,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
+from papertrade.db import AnySession
 from papertrade.kit.time import now_ms
 
 log = logging.getLogger("papertrade.events")
@@ -24,7 +23,6 @@ class Event:
 
 Subscriber = Callable[[list[Event]], Awaitable[None]]
 AfterCommit = Callable[[], None]
-BeforeCommit = Callable[[AsyncSession], Awaitable[None]]
 
 
 class EventBus:
@@ -44,18 +42,11 @@ class EventBus:
                 log.exception("event subscriber failed")
 
 
-def emit(session: AsyncSession, event: Event) -> None:
+def emit(session: AnySession, event: Event) -> None:
     """Queue an event on the unit of work; it is published after the commit, never before."""
     session.info.setdefault("events", []).append(event)
 
 
-def after_commit(session: AsyncSession, action: AfterCommit) -> None:
+def after_commit(session: AnySession, action: AfterCommit) -> None:
     """Run `action` once the unit of work has committed (e.g. put an order in the book)."""
     session.info.setdefault("after_commit", []).append(action)
-
-
-def before_commit(session: AsyncSession, step: BeforeCommit) -> None:
-    """Run `step` once at the end of the unit of work, just before it commits."""
-    steps: list[BeforeCommit] = session.info.setdefault("before_commit", [])
-    if step not in steps:
-        steps.append(step)

@@ -224,7 +224,9 @@ async def test_legacy_prefix_reaches_the_same_handlers(bot: Bot, app: FastAPI) -
     assert missing.status_code == 404 and missing.json()["code"] == -5000
 
 
-async def test_replays_are_refused_across_processes_through_redis(settings: Settings) -> None:
+async def test_replays_are_refused_across_processes_through_redis(
+    isolated_settings: Settings,
+) -> None:
     from redis.asyncio import Redis
 
     url = os.environ.get("PAPERTRADE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -235,7 +237,8 @@ async def test_replays_are_refused_across_processes_through_redis(settings: Sett
         pytest.fail(f"Redis is required for this test at {url}")
     finally:
         await redis.aclose()
-    shared = settings.model_copy(update={"redis_url": url})
+    # A database of its own: on PostgreSQL with Redis, `one` must lead (and publish prices).
+    shared = isolated_settings.model_copy(update={"redis_url": url})
     async with running_app(shared) as one, running_app(shared) as two:
         user = await sign_up(one)
         async with client_for(one) as a, client_for(two) as b:

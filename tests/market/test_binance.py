@@ -201,3 +201,20 @@ def test_url_forms() -> None:
     url = stream_url("wss://fstream.binance.com", ["!markPrice@arr@1s", "!miniTicker@arr"])
     assert url == "wss://fstream.binance.com/stream?streams=!markPrice@arr@1s/!miniTicker@arr"
     assert stream_url("ws://h/stream", ["a"]) == "ws://h/stream?streams=a"
+
+
+async def test_history_without_streaming_for_a_scale_out_follower(
+    binance_upstream: FakeBinanceUpstream,
+) -> None:
+    feed = BinanceFeed(binance_upstream.rest_url, binance_upstream.ws_url)
+    known = {s: catalogue()[s] for s in ("BTCUSDT", "ETHUSDT")}
+    await feed.open_history(known)  # the instruments come from the engine leader
+    try:
+        rows = await feed.klines("ETHUSDT", "1m", limit=3)
+        assert len(rows) == 3 and (await feed.ticker_24h("BTCUSDT")).symbol == "BTCUSDT"
+        assert binance_upstream.connect_count == 0  # no stream: only the leader streams
+        assert all(p != "/fapi/v1/exchangeInfo" for p, _ in binance_upstream.requests)
+        await feed.start()  # taking over later: the same object streams
+        await binance_upstream.wait_for_connections(1)
+    finally:
+        await feed.stop()

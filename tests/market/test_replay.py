@@ -205,3 +205,31 @@ def test_bad_files_are_refused(tmp_path: Path) -> None:
         load_tapes(bad)
     with pytest.raises(FileNotFoundError):
         load_tapes(tmp_path / "missing")
+
+
+async def test_another_process_resumes_the_replay_where_it_is() -> None:
+    clock = Clock()
+    leader = ReplayFeed(SAMPLE_PATH, speed=60, clock=clock)
+    assert leader.checkpoint() is None
+    await leader.start()
+    clock.t += 30 * MINUTE // 60  # 30 minutes of data at 60x
+    state = leader.checkpoint()
+    assert state is not None
+    await leader.stop()
+
+    standby = ReplayFeed(SAMPLE_PATH, speed=60, clock=clock)
+    standby.resume(state)
+    assert standby.replay_time() == leader.replay_time() == SAMPLE_START_MS + 30 * MINUTE
+    rows = await standby.klines("BTCUSDT", "1m", limit=1500)
+    assert rows[-1].open_time == SAMPLE_START_MS + 30 * MINUTE  # history in step, no further
+    seen: list[Quote] = []
+
+    async def collect(quote: Quote) -> None:
+        seen.append(quote)
+
+    standby.on_tick(collect)
+    await standby.start()  # takes over: goes on from the cursor, not from the first row
+    await standby.stop()
+    btc = [q for q in seen if q.symbol == "BTCUSDT"]
+    assert len(btc) == 1
+    assert btc[0].last_price == load_tapes(SAMPLE_PATH)["BTCUSDT"].price_at(standby.replay_time())

@@ -60,7 +60,8 @@ async def test_one_engine_leads_and_a_standby_takes_over(isolated_settings: Sett
             leader_alive = False
             await leader_process.__aexit__(None, None, None)  # the leader goes away
             await _until(lambda: standby.state.ctx.engine.active)
-            assert second["id"] in standby.state.ctx.engine.books.book("BTCUSDT")
+            # `active` turns on before the books are rebuilt from the database: wait for that.
+            await _until(lambda: second["id"] in standby.state.ctx.engine.books.book("BTCUSDT"))
             await set_price(standby, "BTCUSDT", "56000")
             done = await wait_for_status(user, second["id"], "filled")
             assert done["avg_price"] == 57000

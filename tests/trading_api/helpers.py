@@ -6,19 +6,42 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from papertrade.market.shared import SharedFeed
 from papertrade.market.sim import SimFeed
 from tests.conftest import User
 
 
 def sim(app: FastAPI) -> SimFeed:
+    """The app's simulation (in scale-out mode with Redis, the one behind its shared feed)."""
     feed = app.state.ctx.market
+    if isinstance(feed, SharedFeed):
+        feed = feed.upstream
     assert isinstance(feed, SimFeed)
     return feed
 
 
 async def set_price(app: FastAPI, symbol: str, price: str) -> None:
-    """Pin the simulated mark (the engine sees the tick before this returns)."""
+    """Pin the simulated mark (the engine sees the tick before this returns).
+
+    A scale-out follower (Redis) runs no simulation: there this waits until the price the engine
+    leader pinned has arrived, so pin it on the leader first.
+    """
+    feed = app.state.ctx.market
+    if isinstance(feed, SharedFeed) and not feed.leading:
+        await wait_for_mark(feed, symbol, price)
+        return
     await sim(app).set_price(symbol, Decimal(price))
+
+
+async def wait_for_mark(feed: SharedFeed, symbol: str, price: str, within: float = 5) -> None:
+    """Until the feed's mark of `symbol` is `price` (rounded to the tick)."""
+    tick = feed.instruments()[symbol].tick_size
+    wanted = (Decimal(price) / tick).to_integral_value() * tick
+    deadline = asyncio.get_running_loop().time() + within
+    while (quote := feed.quote(symbol)) is None or quote.mark_price != wanted:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{symbol} mark stayed {quote and quote.mark_price}, not {wanted}")
+        await asyncio.sleep(0.01)
 
 
 async def order(user: User, **body: Any) -> dict[str, Any]:

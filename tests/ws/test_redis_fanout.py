@@ -7,7 +7,7 @@ import pytest
 import redis.asyncio as redis
 from fastapi import FastAPI
 
-from papertrade.ws.portfolio import namespace
+from papertrade.kit.deployment import namespace
 from tests.conftest import User, client_for, make_settings, running_app, sign_up
 from tests.liveserver import live_server
 from tests.trading_api.helpers import order, set_price
@@ -69,8 +69,9 @@ async def test_an_order_in_one_process_reaches_a_socket_on_the_other(
     try:
         pid = (await owner.portfolio())["id"]
         key = await owner.api_key()
-        await set_price(second, "BTCUSDT", "50000")
+        # On PostgreSQL the first process leads and runs the market feed; the second waits for it.
         await set_price(first, "BTCUSDT", "50000")
+        await set_price(second, "BTCUSDT", "50000")
         async with socket(first_url, key) as on_first, socket(second_url, key) as on_second:
             for ws in (on_first, on_second):
                 await ws.subscribe(f"portfolio:{pid}")

@@ -14,6 +14,7 @@ from papertrade.accounts.schemas import (
     TopUp,
 )
 from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.kit.ids import Id
 from papertrade.kit.time import now_ms
 from papertrade.portfolios import service as portfolio_service
 from papertrade.portfolios.schemas import PortfolioRead
@@ -23,7 +24,7 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
 @router.get("/portfolios/{portfolio_id}/equity", response_model=EquityRead)
-async def equity(portfolio_id: int, principal: Caller, ctx: Ctx) -> EquityRead:
+async def equity(portfolio_id: Id, principal: Caller, ctx: Ctx) -> EquityRead:
     """Balance, unrealized PnL, equity, margin used and available, at the current marks."""
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_owned(session, principal, portfolio_id)
@@ -44,7 +45,7 @@ async def equity(portfolio_id: int, principal: Caller, ctx: Ctx) -> EquityRead:
 
 @router.get("/portfolios/{portfolio_id}/ledger", response_model=list[LedgerRead])
 async def ledger(
-    portfolio_id: int, principal: Caller, ctx: Ctx, before_id: int | None = None, limit: Limit = 100
+    portfolio_id: Id, principal: Caller, ctx: Ctx, before_id: Id | None = None, limit: Limit = 100
 ) -> list[LedgerRead]:
     """Every balance change, newest first (page with before_id)."""
     async with ctx.db.reader() as session:
@@ -55,11 +56,11 @@ async def ledger(
 
 @router.get("/portfolios/{portfolio_id}/fills", response_model=list[FillRead])
 async def fills(
-    portfolio_id: int,
+    portfolio_id: Id,
     principal: Caller,
     ctx: Ctx,
     symbol: Annotated[str | None, Query(max_length=30)] = None,
-    before_id: int | None = None,
+    before_id: Id | None = None,
     limit: Limit = 100,
 ) -> list[FillRead]:
     """Executions with price, commission and realized PnL, newest first."""
@@ -73,7 +74,7 @@ async def fills(
 
 @router.get("/portfolios/{portfolio_id}/equity-curve", response_model=list[SnapshotRead])
 async def equity_curve(
-    portfolio_id: int, principal: Caller, ctx: Ctx, limit: Limit = 500
+    portfolio_id: Id, principal: Caller, ctx: Ctx, limit: Limit = 500
 ) -> list[SnapshotRead]:
     """Periodic equity marks, oldest first."""
     async with ctx.db.reader() as session:
@@ -83,7 +84,7 @@ async def equity_curve(
 
 
 @router.post("/portfolios/{portfolio_id}/top-up", response_model=PortfolioRead)
-async def top_up(portfolio_id: int, body: TopUp, principal: Writer, ctx: Ctx) -> PortfolioRead:
+async def top_up(portfolio_id: Id, body: TopUp, principal: Writer, ctx: Ctx) -> PortfolioRead:
     """Add simulated USDT (a ledger `top_up` entry)."""
     async with ctx.transaction() as session:
         portfolio = await portfolio_service.get_owned(
@@ -95,7 +96,7 @@ async def top_up(portfolio_id: int, body: TopUp, principal: Writer, ctx: Ctx) ->
 
 @router.post("/portfolios/{portfolio_id}/reset", response_model=PortfolioRead)
 async def reset(
-    portfolio_id: int, principal: Writer, ctx: Ctx, body: Reset | None = None
+    portfolio_id: Id, principal: Writer, ctx: Ctx, body: Reset | None = None
 ) -> PortfolioRead:
     """Cancel orders, close positions without PnL, restore the starting balance; keys stay."""
     async with ctx.transaction() as session:

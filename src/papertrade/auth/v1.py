@@ -1,5 +1,6 @@
 """Authentication for /v1: the web session cookie (with CSRF) or a native API key (Bearer)."""
 
+from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -18,14 +19,32 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 LAST_USED_RESOLUTION_MS = 60_000
 
 
+@dataclass(slots=True)
+class NativeKey:
+    """What a request needs of a live native API key (cached; see auth/credcache.py)."""
+
+    id: int
+    user_id: int
+    scope: str
+    last_used_at: int | None
+
+
 async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1") -> Principal:
     """The principal of a live native API key (/v1 and the WebSocket), or Unauthorized."""
     token = token.strip()
     key = None
     if token and len(token) <= 200:
-        async with ctx.db.reader() as session:
-            key = await session.scalar(select(ApiKey).where(ApiKey.key_hash == token_hash(token)))
-    if key is None or key.revoked_at is not None:
+        key_hash = token_hash(token)
+
+        async def load() -> NativeKey | None:
+            async with ctx.db.reader() as session:
+                row = await session.scalar(
+                    select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
+                )
+            return NativeKey(row.id, row.user_id, row.scope, row.last_used_at) if row else None
+
+        key = await ctx.credentials.get("native", key_hash, load)
+    if key is None:
         raise Unauthorized(
             f"Invalid or revoked API key. {surface} accepts native API keys created under "
             "Settings, API Keys (not webhook tokens or /fapi keys).",
@@ -37,6 +56,7 @@ async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1
             await session.execute(
                 update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
             )
+        key.last_used_at = now
     return Principal(
         kind="api_key",
         user_id=key.user_id,
@@ -95,10 +115,13 @@ async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
         )
 
 
-async def current_principal(
-    request: Request, ctx: Annotated[AppContext, Depends(get_context)]
-) -> Principal:
+# The dependencies below take only the request (the context is on the app): FastAPI resolves each
+# nested dependency with a cost comparable to a cheap endpoint's own work.
+
+
+async def current_principal(request: Request) -> Principal:
     """Resolve a /v1 caller from `Authorization: Bearer` or the session cookie."""
+    ctx: AppContext = request.app.state.ctx
     authorization = request.headers.get("authorization")
     if authorization is not None:
         scheme, _, token = authorization.partition(" ")
@@ -121,10 +144,9 @@ async def current_principal(
     return principal
 
 
-async def writer_principal(
-    principal: Annotated[Principal, Depends(current_principal)],
-) -> Principal:
+async def writer_principal(request: Request) -> Principal:
     """A caller allowed to change state (session cookie or write-scoped key)."""
+    principal = await current_principal(request)
     if not principal.can_write:
         raise Forbidden(
             "This API key is read-only; create a key with scope 'write' to change state.",
@@ -133,8 +155,9 @@ async def writer_principal(
     return principal
 
 
-async def session_only(principal: Annotated[Principal, Depends(current_principal)]) -> Principal:
+async def session_only(request: Request) -> Principal:
     """Credential management is done in the web application, with the session cookie only."""
+    principal = await current_principal(request)
     if principal.kind != "session":
         raise Forbidden(
             "Credentials are managed in the web application (session cookie) only.",
@@ -149,11 +172,11 @@ WebUser = Annotated[Principal, Depends(session_only)]
 Ctx = Annotated[AppContext, Depends(get_context)]
 
 
-async def optional_principal(request: Request, ctx: Ctx) -> Principal | None:
+async def optional_principal(request: Request) -> Principal | None:
     """The caller when credentials are sent, None for anonymous readers of public pages."""
     if "authorization" in request.headers:
-        return await current_principal(request, ctx)
-    found = await session_principal(ctx, request)
+        return await current_principal(request)
+    found = await session_principal(request.app.state.ctx, request)
     return found[0] if found else None
 
 

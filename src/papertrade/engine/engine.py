@@ -15,6 +15,7 @@ from papertrade.events import Event, emit
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders.fills import apply_fill
+from papertrade.orders.new_order import AnyOrder
 from papertrade.orders.views import order_event_data
 from papertrade.trading import orders as rules
 from papertrade.trading.book import Books, RestingOrder
@@ -105,7 +106,7 @@ class Engine:
             except Exception:
                 log.exception("following open orders failed")
 
-    def rest(self, order: Order) -> None:
+    def rest(self, order: AnyOrder) -> None:
         """Put an open order in its book (price-time priority)."""
         if not self.active:
             return

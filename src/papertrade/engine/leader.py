@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import logging
+from typing import Protocol
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -15,17 +16,27 @@ LOCK_KEY = 0x70617065  # "pape": one lock id for the whole deployment
 RETRY_S = 1.0
 
 
+class LeaderDuty(Protocol):
+    """Work besides the engine that only the leader does (the shared market feed's upstream)."""
+
+    async def lead(self) -> None: ...
+
+    async def follow(self) -> None: ...
+
+
 class Leadership:
     """Starts the engine when this process holds the lock; a standby retries every second.
 
     The lock lives on one dedicated connection: if the leader process dies, PostgreSQL drops the
     connection and the lock with it, and a standby takes over and rebuilds its books from the
-    database. On SQLite (one process by design) the engine simply runs.
+    database. On SQLite (one process by design) the engine simply runs. `duty`, when given, leads
+    and follows together with the engine (after the engine starts, after it stops).
     """
 
-    def __init__(self, ctx: AppContext, engine: Engine):
+    def __init__(self, ctx: AppContext, engine: Engine, duty: LeaderDuty | None = None):
         self.ctx = ctx
         self.engine = engine
+        self.duty = duty
         self._task: asyncio.Task[None] | None = None
         self._connection: AsyncConnection | None = None
 
@@ -35,7 +46,7 @@ class Leadership:
 
     async def start(self) -> None:
         if self.ctx.db.is_sqlite:
-            await self.engine.start()
+            await self._lead()
             return
         first_try = await self._try_acquire()
         if not first_try:
@@ -44,15 +55,25 @@ class Leadership:
         if first_try:
             # Serve with the books already rebuilt, rather than racing the first requests.
             log.info("this process is the engine leader")
-            await self.engine.start()
+            await self._lead()
 
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        await self.engine.stop()
+        await self._stand_by()  # before the lock goes: never two upstream feeds for long
         await self._release()
+
+    async def _lead(self) -> None:
+        await self.engine.start()
+        if self.duty is not None:
+            await self.duty.lead()
+
+    async def _stand_by(self) -> None:
+        await self.engine.stop()
+        if self.duty is not None:
+            await self.duty.follow()
 
     async def _campaign(self, holding: bool) -> None:
         while True:
@@ -61,7 +82,7 @@ class Leadership:
                     holding = False
                     if not self.engine.active:
                         log.info("this process is the engine leader")
-                        await self.engine.start()
+                        await self._lead()
                     await self._hold()
             except asyncio.CancelledError:
                 raise
@@ -69,7 +90,7 @@ class Leadership:
                 log.exception("engine election failed; retrying")
             if self.engine.active:
                 log.warning("engine leadership lost; standing by")
-                await self.engine.stop()
+                await self._stand_by()
             await self._release()
             await asyncio.sleep(RETRY_S)
 

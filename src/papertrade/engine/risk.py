@@ -13,6 +13,7 @@ from papertrade.events import Event, emit
 from papertrade.kit.decimals import ZERO, money
 from papertrade.kit.time import now_ms
 from papertrade.models import FundingSettlement, LedgerEntry, Order, Portfolio, Position
+from papertrade.orders import ids
 from papertrade.orders import service as order_service
 from papertrade.orders.fills import apply_fill
 from papertrade.positions import service as position_service
@@ -124,6 +125,7 @@ async def liquidate(ctx: AppContext, portfolio_id: int) -> bool:
             mark = position_service.mark_of(ctx.market, position.symbol, position.entry_price)
             quantity = abs(position.quantity)
             order = Order(
+                id=await session.run_sync(ids.next_id),
                 portfolio_id=portfolio_id,
                 symbol=position.symbol,
                 side=side.value,

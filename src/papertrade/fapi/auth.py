@@ -47,7 +47,7 @@ class Meter:
         return found
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class KeyRow:
     """The parts of a compat key and its portfolio that a signed request needs."""
 
@@ -130,27 +130,33 @@ def _api_key(request: Request) -> str:
 
 
 async def _load_key(ctx: AppContext, api_key: str) -> KeyRow:
-    async with ctx.db.reader() as session:
-        row = (
-            await session.execute(
-                select(
-                    CompatKey.id,
-                    CompatKey.portfolio_id,
-                    Portfolio.user_id,
-                    CompatKey.secret_encrypted,
-                    CompatKey.last_used_at,
+    key_hash = token_hash(api_key)
+
+    async def load() -> KeyRow | None:
+        async with ctx.db.reader() as session:
+            row = (
+                await session.execute(
+                    select(
+                        CompatKey.id,
+                        CompatKey.portfolio_id,
+                        Portfolio.user_id,
+                        CompatKey.secret_encrypted,
+                        CompatKey.last_used_at,
+                    )
+                    .join(Portfolio, Portfolio.id == CompatKey.portfolio_id)
+                    .where(
+                        CompatKey.key_hash == key_hash,
+                        CompatKey.revoked_at.is_(None),
+                        Portfolio.deleted_at.is_(None),
+                    )
                 )
-                .join(Portfolio, Portfolio.id == CompatKey.portfolio_id)
-                .where(
-                    CompatKey.key_hash == token_hash(api_key),
-                    CompatKey.revoked_at.is_(None),
-                    Portfolio.deleted_at.is_(None),
-                )
-            )
-        ).first()
-    if row is None:
+            ).first()
+        return KeyRow(*row) if row is not None else None
+
+    key = await ctx.credentials.get("compat", key_hash, load)
+    if key is None:
         raise FapiError(401, -2015, INVALID_KEY)
-    return KeyRow(*row)
+    return key
 
 
 def _secret(ctx: AppContext, encrypted: str) -> str:
@@ -233,6 +239,7 @@ async def _touch(ctx: AppContext, key: KeyRow) -> None:
             await session.execute(
                 update(CompatKey).where(CompatKey.id == key.id).values(last_used_at=now)
             )
+        key.last_used_at = now
 
 
 async def authenticate(

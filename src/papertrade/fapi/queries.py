@@ -2,6 +2,9 @@
 
 The domain services page newest-first with `before_id`; Binance pages forward from an id or a
 time, so these selects live with the adapter. They read; they never decide anything.
+
+Binance ids are 64-bit and clients send any of them; ours stop at `ID_MAX` (32-bit columns on
+PostgreSQL). An id past it names no row, so it is answered here without reaching the driver.
 """
 
 from collections.abc import Sequence
@@ -11,6 +14,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
+from papertrade.kit.ids import ID_MAX
 from papertrade.kit.time import now_ms
 from papertrade.models import Fill, LedgerEntry, Order
 
@@ -32,6 +36,8 @@ async def _window(
 ) -> list[T]:
     """From `from_id` upwards, else from `start_ms` upwards, else the newest up to `end_ms`."""
     if from_id is not None:
+        if from_id > ID_MAX:  # no row at or past it
+            return []
         statement = statement.where(id_column >= from_id).order_by(id_column).limit(limit)
         return list((await session.scalars(statement)).all())
     if end_ms is not None:
@@ -83,6 +89,8 @@ async def fills_window(
     """GET /fapi/v1/userTrades: one symbol's fills, ascending; the last 7 days by default."""
     statement = select(Fill).where(Fill.portfolio_id == portfolio_id, Fill.symbol == symbol)
     if order_id is not None:
+        if order_id > ID_MAX:  # no such order, so no fills
+            return []
         statement = statement.where(Fill.order_id == order_id)
     return await _window(
         session,

@@ -4,7 +4,8 @@ from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any
 
 from papertrade.kit.decimals import ZERO
-from papertrade.models import Fill, LedgerEntry, Order
+from papertrade.models import Fill, LedgerEntry
+from papertrade.orders.new_order import AnyOrder
 from papertrade.trading.values import Bracket, FundingRecord, Instrument, Kline, Quote, Ticker24h
 
 WIDE = Context(prec=80)
@@ -63,7 +64,9 @@ def qty_places(instrument: Instrument | None) -> int | None:
     return instrument.quantity_precision if instrument else None
 
 
-def order_wire(order: Order, instrument: Instrument | None, *, with_time: bool) -> dict[str, Any]:
+def order_wire(
+    order: AnyOrder, instrument: Instrument | None, *, with_time: bool
+) -> dict[str, Any]:
     """An order as /fapi/v1/order answers it (`time` on queries, `cumQty` on create/cancel)."""
     pp, qp = price_places(instrument), qty_places(instrument)
     order_type = order.type.upper()

@@ -5,6 +5,7 @@ from fastapi import APIRouter
 from papertrade.auth.v1 import Ctx, WebUser
 from papertrade.keys import service
 from papertrade.keys.schemas import ApiKeyCreate, ApiKeyCreated, ApiKeyRead
+from papertrade.kit.ids import Id
 
 router = APIRouter(tags=["api keys"])
 
@@ -27,7 +28,7 @@ async def list_api_keys(principal: WebUser, ctx: Ctx) -> list[ApiKeyRead]:
 
 
 @router.delete("/user/api-keys/{key_id}", response_model=ApiKeyRead)
-async def revoke_api_key(key_id: int, principal: WebUser, ctx: Ctx) -> ApiKeyRead:
+async def revoke_api_key(key_id: Id, principal: WebUser, ctx: Ctx) -> ApiKeyRead:
     """Revoke a key; it stops working on the very next request."""
     async with ctx.db.unit_of_work() as session:
         return ApiKeyRead.model_validate(await service.revoke(session, principal.user_id, key_id))

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.auth.credcache import credentials_changed
 from papertrade.errors import NotFound
 from papertrade.kit.security import new_token, token_hash
 from papertrade.kit.time import now_ms
@@ -36,4 +37,5 @@ async def revoke(session: AsyncSession, user_id: int, key_id: int) -> ApiKey:
         raise NotFound("API key not found.", code="api_key_not_found")
     if row.revoked_at is None:
         row.revoked_at = now_ms()
+        credentials_changed(session)
     return row

@@ -130,7 +130,8 @@ class BinanceFeed:
         """Load instruments and initial marks over REST, then open the stream (UpstreamError)."""
         if self._task is not None:
             return
-        self._client = httpx.AsyncClient(base_url=self.rest_url, timeout=self._timeout)
+        if self._client is None:  # open_history() may have opened it already
+            self._client = httpx.AsyncClient(base_url=self.rest_url, timeout=self._timeout)
         try:
             info = await self._get("/fapi/v1/exchangeInfo", {})
             self._instruments = parse_exchange_info(info, self._wanted)
@@ -164,6 +165,17 @@ class BinanceFeed:
     def on_tick(self, handler: TickHandler) -> None:
         """Register a coroutine called with every new quote."""
         self._fanout.add(handler)
+
+    async def open_history(self, instruments: dict[str, Instrument]) -> None:
+        """Serve klines, the 24 h ticker and funding history over REST without streaming.
+
+        For a scale-out follower: the engine leader streams and shares the quotes, the other
+        processes still answer history requests themselves. Idempotent; stop() closes it.
+        """
+        if self._client is None:
+            self._client = httpx.AsyncClient(base_url=self.rest_url, timeout=self._timeout)
+        if not self._instruments:
+            self._instruments = dict(instruments)
 
     # -- WebSocket ---------------------------------------------------------------------------------
 

@@ -73,12 +73,43 @@ class ReplayFeed:
         return self._data_time.get(symbol)
 
     async def start(self) -> None:
-        """Start the replay clock and publish the first rows."""
+        """Start the replay clock and publish the first rows.
+
+        A feed that ran before or was resume()d keeps its clock: it goes on from the row in force
+        at the cursor (time spent stopped counts, as for a live market).
+        """
         if self._task is not None:
             return
-        self._wall_start = self._clock()
-        await self._publish_due(self.first_ms)
+        if self._wall_start is None:
+            self._wall_start = self._clock()
+            await self._publish_due(self.first_ms)
+        else:
+            cursor = self.replay_time()
+            self._skip_to(cursor)
+            await self._publish_due(cursor)
         self._task = asyncio.create_task(self._run(), name="replay-feed")
+
+    def checkpoint(self) -> dict[str, int] | None:
+        """Where the replay is: enough for another process to continue it (None before start)."""
+        if self._wall_start is None:
+            return None
+        return {"wall_start": self._wall_start, "rounds": self.rounds}
+
+    def resume(self, state: dict[str, int]) -> None:
+        """Take the clock of a replay another process runs (ignored while this one plays).
+
+        Scale-out: followers keep their history in step with the leader's replay, and a process
+        that takes over goes on where the previous leader was instead of starting over.
+        """
+        if self._task is not None:
+            return
+        self._wall_start = int(state["wall_start"])
+        self.rounds = int(state.get("rounds", self.rounds))
+
+    def _skip_to(self, cursor: int) -> None:
+        """Next to publish: the row in force at the cursor (no burst of the rows before it)."""
+        for symbol, tape in self._tapes.items():
+            self._next[symbol] = max(bisect_right(tape.point_times, cursor) - 1, 0)
 
     async def stop(self) -> None:
         """Stop publishing (history stays at the cursor reached)."""

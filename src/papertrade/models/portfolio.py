@@ -7,6 +7,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from papertrade.db import Base
 from papertrade.kit.dbtypes import DecimalType
+from papertrade.kit.ids import is_id
 from papertrade.models.base import created_at_column, updated_at_column
 
 CODE_PREFIX = "P"
@@ -36,6 +37,8 @@ class Portfolio(Base):
 
 def id_from_code(code: str) -> int | None:
     """The portfolio id a short code names, or None when it is not a code."""
-    if len(code) < 2 or code[0].upper() != CODE_PREFIX or not code[1:].isdigit():
+    prefix, digits = code[:1], code[1:]
+    if prefix.upper() != CODE_PREFIX or not (digits.isascii() and digits.isdigit()):
         return None
-    return int(code[1:]) if len(code) <= 20 else None
+    number = int(digits) if len(digits) <= 19 else 0  # as before: no int() of a huge string
+    return number if is_id(number) else None  # past the id column's range: names nothing

@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.kit.ids import Id
 from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.schemas import OrderCreate, OrderPage, OrderRead
@@ -30,13 +31,12 @@ async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> OrderRe
         client_order_id=body.client_order_id,
         source="web" if principal.kind == "session" else "v1",
     )
-    async with ctx.transaction() as session:
-        order = await service.place(session, ctx, principal, command)
-        return OrderRead.model_validate(order)
+    assert ctx.orders is not None
+    return OrderRead.model_validate(await ctx.orders.place(principal, command))
 
 
 @router.get("/order/{order_id}", response_model=OrderRead)
-async def get_order(order_id: int, principal: Caller, ctx: Ctx) -> OrderRead:
+async def get_order(order_id: Id, principal: Caller, ctx: Ctx) -> OrderRead:
     """One order of the caller's portfolios."""
     async with ctx.db.reader() as session:
         order, _ = await service.get_owned_order(session, principal, order_id)
@@ -44,7 +44,7 @@ async def get_order(order_id: int, principal: Caller, ctx: Ctx) -> OrderRead:
 
 
 @router.delete("/order/{order_id}", response_model=OrderRead)
-async def cancel_order(order_id: int, principal: Writer, ctx: Ctx) -> OrderRead:
+async def cancel_order(order_id: Id, principal: Writer, ctx: Ctx) -> OrderRead:
     """Cancel a resting order."""
     async with ctx.transaction() as session:
         order, _ = await service.get_owned_order(session, principal, order_id, for_update=True)
@@ -55,10 +55,10 @@ async def cancel_order(order_id: int, principal: Writer, ctx: Ctx) -> OrderRead:
 async def list_orders(
     principal: Caller,
     ctx: Ctx,
-    portfolio_id: int,
+    portfolio_id: Id,
     status: Literal["open", "closed", "all"] = "all",
     symbol: Annotated[str | None, Query(max_length=30)] = None,
-    before_id: int | None = None,
+    before_id: Id | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> OrderPage:
     """A portfolio's orders, newest first, paged with `before_id`."""

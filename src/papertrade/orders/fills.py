@@ -4,46 +4,24 @@ Market orders, resting limits matched by the engine and liquidations all come th
 """
 
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Any
 
-from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from papertrade.events import Event, before_commit, emit
+from papertrade.db import AnySession
+from papertrade.events import Event, emit
 from papertrade.kit.decimals import STORE_PLACES, ZERO, money
 from papertrade.kit.time import now_ms
-from papertrade.models import Fill, LedgerEntry, Order, Portfolio, Position
+from papertrade.models import Portfolio, Position
+from papertrade.orders import pending, workset
+from papertrade.orders.new_order import AnyOrder
 from papertrade.orders.views import order_event_data, position_event_data
 from papertrade.trading import position as position_math
 from papertrade.trading.enums import Liquidity, OrderStatus, Side
 
 
-def _pending(session: AsyncSession) -> dict[str, list[dict[str, Any]]]:
-    # Fill and ledger rows are written in bulk when the unit of work ends: one executemany per
-    # table instead of one INSERT per row, which is what lets one tick fill thousands of orders.
-    pending: dict[str, list[dict[str, Any]]] | None = session.info.get("pending_rows")
-    if pending is None:
-        pending = session.info["pending_rows"] = {"fills": [], "ledger": []}
-        before_commit(session, write_pending_rows)
-    return pending
-
-
-async def write_pending_rows(session: AsyncSession) -> None:
-    """Insert the fill and ledger rows queued by apply_fill (called before every commit)."""
-    pending = session.info.pop("pending_rows", None)
-    if pending is None:
-        return
-    if pending["fills"]:
-        await session.execute(insert(Fill), pending["fills"])
-    if pending["ledger"]:
-        await session.execute(insert(LedgerEntry), pending["ledger"])
-
-
 def _ledger(
-    session: AsyncSession, portfolio: Portfolio, kind: str, amount: Decimal, order: Order
+    session: AnySession, portfolio: Portfolio, kind: str, amount: Decimal, order: AnyOrder
 ) -> None:
     portfolio.balance = portfolio.balance + amount
-    _pending(session)["ledger"].append(
+    pending.of(session).ledger.append(
         {
             "portfolio_id": portfolio.id,
             "kind": kind,
@@ -58,10 +36,10 @@ def _ledger(
 
 
 def apply_fill(
-    session: AsyncSession,
+    session: AnySession,
     portfolio: Portfolio,
     position: Position,
-    order: Order,
+    order: AnyOrder,
     *,
     price: Decimal,
     quantity: Decimal,
@@ -90,14 +68,15 @@ def apply_fill(
     order.commission = order.commission + commission
     order.realized_pnl = order.realized_pnl + realized
     done = order.filled_quantity >= order.quantity
-    order.status = OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED
+    order.status = (OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED).value
     if done:
+        workset.release_margin(session, order)
         order.is_open = False
         order.reserved_margin = ZERO
         order.filled_at = now_ms()
     order.updated_at = now_ms()
 
-    _pending(session)["fills"].append(
+    pending.of(session).fills.append(
         {
             "order_id": order.id,
             "portfolio_id": portfolio.id,

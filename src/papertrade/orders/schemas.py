@@ -5,11 +5,12 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from papertrade.kit.ids import Id
 from papertrade.kit.schemas import Money, Number, Schema, StrictInput
 
 
 class OrderCreate(StrictInput):
-    portfolio_id: int
+    portfolio_id: Id
     symbol: str = Field(min_length=1, max_length=30, examples=["BTCUSDT"])
     side: Literal["buy", "sell"] | None = Field(
         default=None, description="Required for action=open; for action=close it is forced."

@@ -1,21 +1,27 @@
 """Place, cancel and query orders; every surface calls these."""
 
-import secrets
+import os
+import random
 from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
+from papertrade.db import AnySession
 from papertrade.errors import NotFound
 from papertrade.events import Event, after_commit, emit
 from papertrade.kit.decimals import ZERO, money
+from papertrade.kit.time import now_ms
 from papertrade.models import Order, Portfolio, Position
+from papertrade.orders import ids, pending, workset
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.errors import DuplicateClientOrderId, OrderNotFound, OrderNotOpen
 from papertrade.orders.fills import apply_fill
+from papertrade.orders.new_order import NewOrder
 from papertrade.orders.pricing import fresh_quote, instrument_of
 from papertrade.orders.views import order_event_data
 from papertrade.portfolios import service as portfolio_service
@@ -27,6 +33,12 @@ from papertrade.trading.enums import Action, Liquidity, OrderStatus, OrderType, 
 from papertrade.trading.errors import InvalidQuantity, ReduceOnlyRejected
 from papertrade.trading.orders import Placement
 from papertrade.trading.values import Instrument
+
+# Generated client order ids need only be unique, not secret. A generator of our own, seeded once
+# from the OS: nothing that reseeds the global `random` module (a test tool, a library) can make
+# it repeat an id, and drawing from it makes no system call (os.urandom would hand the GIL away
+# and wait to get it back, once per order, on SQLite's writer thread).
+_CLIENT_IDS = random.Random(int.from_bytes(os.urandom(32)))
 
 
 def _side_and_quantity(
@@ -59,25 +71,37 @@ def _side_and_quantity(
 
 async def place(
     session: AsyncSession, ctx: AppContext, principal: Principal, cmd: PlaceOrder
-) -> Order:
-    """Validate, check margin, record, and fill at once when the order is marketable."""
+) -> NewOrder:
+    """Place an order inside an async unit of work (webhooks); see place_sync."""
+    order = await session.run_sync(place_sync, ctx, principal, cmd)
+    await session.run_sync(pending.write)  # later queries of this unit of work see the order
+    return order
+
+
+def place_sync(
+    session: Session, ctx: AppContext, principal: Principal, cmd: PlaceOrder
+) -> NewOrder:
+    """Validate, check margin, record, and fill at once when the order is marketable.
+
+    Every check comes before the first change, so an order refused with an error leaves the unit
+    of work as it found it and the group commit can go on with its neighbours. Synchronous, so a
+    whole group of orders runs in one unit of work on SQLite's writer thread (orders/writer.py).
+    """
     instrument = instrument_of(ctx.market, cmd.symbol)
-    portfolio = await portfolio_service.get_owned(
-        session, principal, cmd.portfolio_id, for_update=True
+    client_ids = [(cmd.portfolio_id, cmd.client_order_id)] if cmd.client_order_id else []
+    workset.load(session, [cmd.portfolio_id], client_ids)
+    state = workset.get(session, cmd.portfolio_id)
+    portfolio = portfolio_service.check_owned(
+        state.portfolio if state else None, principal, cmd.portfolio_id
     )
+    assert state is not None
     mark = fresh_quote(ctx.market, cmd.symbol, ctx.settings.stale_after_ms).mark_price
-    client_order_id = cmd.client_order_id or "pt-" + secrets.token_hex(12)
-    if cmd.client_order_id and await session.scalar(
-        select(Order.id).where(
-            Order.portfolio_id == portfolio.id, Order.client_order_id == cmd.client_order_id
-        )
-    ):
+    if cmd.client_order_id in state.taken_client_ids:
         raise DuplicateClientOrderId(
             f"client_order_id {cmd.client_order_id!r} is already used in this portfolio."
         )
-    positions = await position_service.load_positions(session, portfolio.id)
-    position = await position_service.position_for(
-        session, positions, portfolio.id, instrument, ctx.settings.default_leverage
+    position = state.positions.get(instrument.symbol) or position_service.flat_position(
+        portfolio.id, instrument, ctx.settings.default_leverage
     )
     reference = cmd.price if cmd.type is OrderType.LIMIT and cmd.price else mark
     side, quantity = _side_and_quantity(cmd, instrument, position, reference)
@@ -96,17 +120,19 @@ async def place(
         margin.check_leverage(instrument, position.leverage, new_notional)
         required = margin.initial_margin(opening * fill_price, position.leverage)
         fee = quantity * fill_price * portfolio.taker_fee_rate
-        open_margin = await position_service.open_order_margin(session, portfolio.id)
-        state = margin.account_state(
+        account = margin.account_state(
             portfolio.balance,
-            position_service.position_inputs(ctx.market, list(positions.values())),
-            open_margin,
+            position_service.position_inputs(ctx.market, list(state.positions.values())),
+            state.open_margin,
         )
-        margin.ensure_margin(required + fee, state.available_balance_raw)
+        margin.ensure_margin(required + fee, account.available_balance_raw)
         if placement is Placement.REST:
             reserved = money(required)
 
-    order = Order(
+    now = now_ms()
+    client_order_id = cmd.client_order_id or f"pt-{_CLIENT_IDS.getrandbits(96):024x}"
+    order = NewOrder(
+        id=ids.next_id(session),
         portfolio_id=portfolio.id,
         symbol=instrument.symbol,
         side=side.value,
@@ -118,14 +144,27 @@ async def place(
         quantity=quantity,
         size_usd=money(quantity * mark),
         price=cmd.price,
+        avg_price=ZERO,
+        filled_quantity=ZERO,
+        filled_quote=ZERO,
+        commission=ZERO,
+        realized_pnl=ZERO,
         client_order_id=client_order_id,
         source=cmd.source,
+        reject_reason=None,
         reserved_margin=reserved,
+        created_at=now,
+        updated_at=now,
+        filled_at=None,
     )
-    session.add(order)
-    await session.flush()
+    pending.of(session).orders.append(order)
+    state.taken_client_ids.add(client_order_id)
+    state.checked_client_ids.add(client_order_id)
     emit(session, Event("order.new", portfolio.id, order_event_data(order)))
     if placement is Placement.FILL:
+        if position.symbol not in state.positions:
+            session.add(position)
+            state.positions[position.symbol] = position
         apply_fill(
             session,
             portfolio,
@@ -140,10 +179,10 @@ async def place(
         emit(session, Event("order.expired", portfolio.id, order_event_data(order)))
     else:
         order.is_open = True
+        state.open_margin += reserved
         if ctx.engine is not None:
             engine = ctx.engine
             after_commit(session, lambda: engine.rest(order))
-    await session.flush()
     return order
 
 
@@ -191,7 +230,8 @@ async def cancel(
     return order
 
 
-def mark_canceled(session: AsyncSession, ctx: AppContext, order: Order) -> None:
+def mark_canceled(session: AnySession, ctx: AppContext, order: Order) -> None:
+    workset.release_margin(session, order)
     order.status = OrderStatus.CANCELED.value
     order.is_open = False
     order.reserved_margin = ZERO

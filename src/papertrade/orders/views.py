@@ -3,11 +3,12 @@
 from decimal import Decimal
 from typing import Any
 
-from papertrade.models import Order, Position
+from papertrade.models import Position
+from papertrade.orders.new_order import AnyOrder
 from papertrade.trading import position as position_math
 
 
-def order_event_data(order: Order) -> dict[str, Any]:
+def order_event_data(order: AnyOrder) -> dict[str, Any]:
     return {
         "id": order.id,
         "portfolio_id": order.portfolio_id,

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.auth.credcache import credentials_changed
 from papertrade.errors import NotFound
 from papertrade.kit.security import SecretCipher, new_hex_key, new_token, token_hash
 from papertrade.kit.time import now_ms
@@ -43,6 +44,7 @@ async def revoke_compat_key(session: AsyncSession, portfolio_id: int, key_id: in
         raise NotFound("API key not found.", code="api_key_not_found")
     if row.revoked_at is None:
         row.revoked_at = now_ms()
+        credentials_changed(session)
     return row
 
 
@@ -78,6 +80,7 @@ async def revoke_webhook_token(
 
 async def revoke_all(session: AsyncSession, portfolio_id: int) -> None:
     now = now_ms()
+    credentials_changed(session)
     for model in (CompatKey, WebhookToken):
         await session.execute(
             update(model)

@@ -5,6 +5,7 @@ from decimal import Decimal
 from fastapi import APIRouter
 
 from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, WebUser, Writer
+from papertrade.kit.ids import Id
 from papertrade.portfolios import credentials, service
 from papertrade.portfolios.schemas import (
     CompatKeyCreate,
@@ -53,7 +54,7 @@ async def portfolio_by_code(code: str, principal: MaybeCaller, ctx: Ctx) -> Port
 
 
 @router.get("/portfolios/{portfolio_id}", response_model=PortfolioRead)
-async def get_portfolio(portfolio_id: int, principal: Caller, ctx: Ctx) -> PortfolioRead:
+async def get_portfolio(portfolio_id: Id, principal: Caller, ctx: Ctx) -> PortfolioRead:
     """One of the caller's portfolios."""
     async with ctx.db.reader() as session:
         return PortfolioRead.model_validate(
@@ -63,7 +64,7 @@ async def get_portfolio(portfolio_id: int, principal: Caller, ctx: Ctx) -> Portf
 
 @router.patch("/portfolios/{portfolio_id}", response_model=PortfolioRead)
 async def update_portfolio(
-    portfolio_id: int, body: PortfolioUpdate, principal: Writer, ctx: Ctx
+    portfolio_id: Id, body: PortfolioUpdate, principal: Writer, ctx: Ctx
 ) -> PortfolioRead:
     """Rename, describe, or change visibility."""
     async with ctx.db.unit_of_work() as session:
@@ -75,7 +76,7 @@ async def update_portfolio(
 
 
 @router.delete("/portfolios/{portfolio_id}", response_model=PortfolioRead)
-async def delete_portfolio(portfolio_id: int, principal: WebUser, ctx: Ctx) -> PortfolioRead:
+async def delete_portfolio(portfolio_id: Id, principal: WebUser, ctx: Ctx) -> PortfolioRead:
     """Delete: hidden from every listing, its keys and webhook tokens revoked; history kept."""
     async with ctx.db.unit_of_work() as session:
         portfolio = await service.get_owned(session, principal, portfolio_id, for_update=True)
@@ -87,7 +88,7 @@ async def delete_portfolio(portfolio_id: int, principal: WebUser, ctx: Ctx) -> P
     "/portfolios/{portfolio_id}/api-keys", status_code=201, response_model=CompatKeyCreated
 )
 async def create_compat_key(
-    portfolio_id: int, body: CompatKeyCreate, principal: WebUser, ctx: Ctx
+    portfolio_id: Id, body: CompatKeyCreate, principal: WebUser, ctx: Ctx
 ) -> CompatKeyCreated:
     """A Binance-compatible key pair for this portfolio; the secret is shown only here."""
     async with ctx.db.unit_of_work() as session:
@@ -100,7 +101,7 @@ async def create_compat_key(
 
 
 @router.get("/portfolios/{portfolio_id}/api-keys", response_model=list[CompatKeyRead])
-async def list_compat_keys(portfolio_id: int, principal: WebUser, ctx: Ctx) -> list[CompatKeyRead]:
+async def list_compat_keys(portfolio_id: Id, principal: WebUser, ctx: Ctx) -> list[CompatKeyRead]:
     """The portfolio's key pairs, revoked ones included (never the key or secret)."""
     async with ctx.db.reader() as session:
         await service.get_owned(session, principal, portfolio_id)
@@ -110,7 +111,7 @@ async def list_compat_keys(portfolio_id: int, principal: WebUser, ctx: Ctx) -> l
 
 @router.delete("/portfolios/{portfolio_id}/api-keys/{key_id}", response_model=CompatKeyRead)
 async def revoke_compat_key(
-    portfolio_id: int, key_id: int, principal: WebUser, ctx: Ctx
+    portfolio_id: Id, key_id: Id, principal: WebUser, ctx: Ctx
 ) -> CompatKeyRead:
     """Revoke a key pair at once."""
     async with ctx.db.unit_of_work() as session:
@@ -125,7 +126,7 @@ async def revoke_compat_key(
     response_model=WebhookTokenCreated,
 )
 async def create_webhook_token(
-    portfolio_id: int, principal: WebUser, ctx: Ctx
+    portfolio_id: Id, principal: WebUser, ctx: Ctx
 ) -> WebhookTokenCreated:
     """A webhook token and the full URL to paste into an alert; shown only here."""
     async with ctx.db.unit_of_work() as session:
@@ -138,7 +139,7 @@ async def create_webhook_token(
 
 @router.get("/portfolios/{portfolio_id}/webhook-tokens", response_model=list[WebhookTokenRead])
 async def list_webhook_tokens(
-    portfolio_id: int, principal: WebUser, ctx: Ctx
+    portfolio_id: Id, principal: WebUser, ctx: Ctx
 ) -> list[WebhookTokenRead]:
     """The portfolio's webhook tokens, revoked ones included."""
     async with ctx.db.reader() as session:
@@ -151,7 +152,7 @@ async def list_webhook_tokens(
     "/portfolios/{portfolio_id}/webhook-tokens/{token_id}", response_model=WebhookTokenRead
 )
 async def revoke_webhook_token(
-    portfolio_id: int, token_id: int, principal: WebUser, ctx: Ctx
+    portfolio_id: Id, token_id: Id, principal: WebUser, ctx: Ctx
 ) -> WebhookTokenRead:
     """Revoke a webhook token at once."""
     async with ctx.db.unit_of_work() as session:

@@ -57,7 +57,11 @@ async def get_owned(
     statement = select(Portfolio).where(Portfolio.id == portfolio_id)
     if for_update:
         statement = statement.with_for_update()
-    portfolio = await session.scalar(statement)
+    return check_owned(await session.scalar(statement), principal, portfolio_id)
+
+
+def check_owned(portfolio: Portfolio | None, principal: Principal, portfolio_id: int) -> Portfolio:
+    """`portfolio` when it is the caller's live portfolio `portfolio_id`, else a 404."""
     if (
         portfolio is None
         or portfolio.user_id != principal.user_id

@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.kit.ids import Id
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service
 from papertrade.positions.schemas import LeverageRead, LeverageSet, PositionRead
@@ -31,7 +32,7 @@ def position_read(view: PositionView) -> PositionRead:
 
 
 @router.get("/portfolios/{portfolio_id}/positions", response_model=list[PositionRead])
-async def list_positions(portfolio_id: int, principal: Caller, ctx: Ctx) -> list[PositionRead]:
+async def list_positions(portfolio_id: Id, principal: Caller, ctx: Ctx) -> list[PositionRead]:
     """Open positions with live mark, unrealized PnL, margin and liquidation price."""
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_owned(session, principal, portfolio_id)
@@ -43,7 +44,7 @@ async def list_positions(portfolio_id: int, principal: Caller, ctx: Ctx) -> list
 
 @router.post("/portfolios/{portfolio_id}/leverage", response_model=LeverageRead)
 async def set_leverage(
-    portfolio_id: int, body: LeverageSet, principal: Writer, ctx: Ctx
+    portfolio_id: Id, body: LeverageSet, principal: Writer, ctx: Ctx
 ) -> LeverageRead:
     """Set a symbol's leverage (1 up to the instrument's maximum for the current position)."""
     async with ctx.transaction() as session:

@@ -37,17 +37,22 @@ async def position_for(
     """The portfolio's row for a symbol, created flat with the default leverage when missing."""
     position = positions.get(instrument.symbol)
     if position is None:
-        position = Position(
-            portfolio_id=portfolio_id,
-            symbol=instrument.symbol,
-            quantity=ZERO,
-            entry_price=ZERO,
-            realized_pnl=ZERO,
-            leverage=min(default_leverage, instrument.max_leverage),
-        )
+        position = flat_position(portfolio_id, instrument, default_leverage)
         session.add(position)
         positions[instrument.symbol] = position
     return position
+
+
+def flat_position(portfolio_id: int, instrument: Instrument, default_leverage: int) -> Position:
+    """A new, not yet saved, flat position with the default leverage."""
+    return Position(
+        portfolio_id=portfolio_id,
+        symbol=instrument.symbol,
+        quantity=ZERO,
+        entry_price=ZERO,
+        realized_pnl=ZERO,
+        leverage=min(default_leverage, instrument.max_leverage),
+    )
 
 
 async def open_order_margin(session: AsyncSession, portfolio_id: int) -> Decimal:

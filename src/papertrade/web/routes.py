@@ -20,6 +20,7 @@ from papertrade.auth.principal import Principal
 from papertrade.auth.v1 import session_principal
 from papertrade.context import AppContext
 from papertrade.errors import NotFound
+from papertrade.kit.ids import is_id
 from papertrade.portfolios import service as portfolio_service
 from papertrade.users import service as user_service
 
@@ -156,6 +157,8 @@ async def portfolio_page(request: Request, portfolio_id: int) -> Response:
     viewer = await _viewer(request)
     if viewer is None:
         return _to_login(request)
+    if not is_id(portfolio_id):  # past the id column's range: no such portfolio
+        return _not_found(request, viewer, "portfolio")
     ctx = _ctx(request)
     try:
         async with ctx.db.reader() as session:

@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from papertrade.auth.v1 import Caller, Ctx
+from papertrade.kit.ids import Id
 from papertrade.portfolios import service as portfolio_service
 from papertrade.webhooks import service, signals
 from papertrade.webhooks.schemas import SignalOrder, SignalPage, SignalRead, WebhookAccepted
@@ -41,10 +42,10 @@ async def tv_alert(token: str, request: Request, ctx: Ctx) -> WebhookAccepted:
 
 @router.get("/portfolios/{portfolio_id}/signals", response_model=SignalPage)
 async def list_signals(
-    portfolio_id: int,
+    portfolio_id: Id,
     principal: Caller,
     ctx: Ctx,
-    before_id: int | None = None,
+    before_id: Id | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> SignalPage:
     """Received alerts, newest first: raw body, parse result, orders and outcome."""
@@ -56,7 +57,7 @@ async def list_signals(
 
 
 @router.get("/portfolios/{portfolio_id}/signals/{signal_id}", response_model=SignalRead)
-async def get_signal(portfolio_id: int, signal_id: int, principal: Caller, ctx: Ctx) -> SignalRead:
+async def get_signal(portfolio_id: Id, signal_id: Id, principal: Caller, ctx: Ctx) -> SignalRead:
     """One received alert."""
     async with ctx.db.reader() as session:
         await portfolio_service.get_owned(session, principal, portfolio_id)

@@ -17,7 +17,9 @@ from papertrade.context import AppContext
 from papertrade.kit.decimals import ZERO, floor_to_step
 from papertrade.models import Order, Portfolio
 from papertrade.orders import service as order_service
+from papertrade.orders import workset
 from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.new_order import AnyOrder
 from papertrade.orders.pricing import fresh_quote, instrument_of
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
@@ -33,7 +35,7 @@ HUNDRED = Decimal(100)
 class Outcome:
     """What an alert did: orders placed, orders cancelled, and notes on skipped commands."""
 
-    orders: list[Order] = field(default_factory=list)
+    orders: list[AnyOrder] = field(default_factory=list)
     canceled: list[Order] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -99,7 +101,11 @@ async def _run(
             outcome.notes.append(f"Command {cmd.line}: no open {cmd.symbol} orders to cancel.")
         return
     mark = fresh_quote(ctx.market, cmd.symbol, ctx.settings.stale_after_ms).mark_price
-    positions = await position_service.load_positions(session, portfolio_id)
+    # The same position objects place() works with, so a row created here is the one it fills.
+    await session.run_sync(workset.load, [portfolio_id])
+    loaded = workset.get(session, portfolio_id)
+    assert loaded is not None  # the caller has already checked the portfolio
+    positions = loaded.positions
     row = positions.get(cmd.symbol)
     if cmd.leverage is not None:
         row = await position_service.position_for(

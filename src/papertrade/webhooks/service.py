@@ -19,9 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.errors import PapertradeError, RateLimited
+from papertrade.kit.deployment import namespace
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
-from papertrade.models import Order, Portfolio, SignalDedupe, WebhookToken
+from papertrade.models import Portfolio, SignalDedupe, WebhookToken
+from papertrade.orders.new_order import AnyOrder
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.errors import TradingRuleError
 from papertrade.webhooks import command as commands
@@ -36,7 +38,6 @@ from papertrade.webhooks.errors import (
 from papertrade.webhooks.execute import Outcome, execute
 from papertrade.webhooks.parse import parse_body
 from papertrade.webhooks.signals import Alert, announce, duplicate, new_signal, record
-from papertrade.ws.portfolio import namespace
 
 MAX_BODY_BYTES = 8 * 1024
 DEDUPE_MS = 24 * 3_600_000
@@ -52,7 +53,7 @@ class Received:
     signal_id: int
     status: str
     msg: str
-    orders: list[Order] = field(default_factory=list)
+    orders: list[AnyOrder] = field(default_factory=list)
     duplicate_of: int | None = None
 
 

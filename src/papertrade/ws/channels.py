@@ -56,7 +56,7 @@ def channel_for_event(event_type: str) -> str | None:
 
 
 def _portfolio_id(text: str, name: str) -> int:
-    if not text.isdigit() or len(text) > 18:
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
         raise ChannelError(
             "invalid_channel", f"{name!r}: the portfolio id must be a number, e.g. 'orders:12'."
         )

@@ -1,7 +1,8 @@
 """Market channels: mark price on every tick, 24 h ticker and klines polled once a second.
 
-Market data never crosses Redis: every process runs its own feed, so each publishes its own ticks
-to the sockets it holds. Nothing is computed for a symbol nobody subscribed to.
+Each process publishes the ticks its own MarketFeed delivers to the sockets it holds (in scale-out
+mode with Redis that feed relays the engine leader's quotes; the WebSocket layer does not care).
+Nothing is computed for a symbol nobody subscribed to.
 """
 
 import asyncio

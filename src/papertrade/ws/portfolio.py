@@ -12,7 +12,6 @@ one included) delivers what it hears on the channel to the sockets it holds.
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 from typing import Any
 
@@ -20,9 +19,9 @@ import orjson
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
-from sqlalchemy.engine import make_url
 
 from papertrade.events import Event
+from papertrade.kit.deployment import namespace
 from papertrade.ws.channels import channel_for_event
 from papertrade.ws.frames import dumps, native_data
 from papertrade.ws.hub import Hub
@@ -68,16 +67,6 @@ def render(wire: Wire, seq: int, channel_seq: int) -> bytes:
             "data": data,
         }
     )
-
-
-def namespace(database_url: str) -> str:
-    """Processes sharing one database share Redis keys; other deployments never collide.
-
-    Only the backend, host, port and database name count, so processes that reach the same
-    database with other drivers or credentials still agree."""
-    url = make_url(database_url)
-    where = f"{url.get_backend_name()}://{url.host or ''}:{url.port or ''}/{url.database or ''}"
-    return hashlib.sha256(where.encode()).hexdigest()[:12]
 
 
 class PortfolioFanout:

@@ -7,6 +7,7 @@ import orjson
 
 from papertrade.auth.v1 import charge_rate_limit
 from papertrade.errors import NotFound, PapertradeError, RateLimited
+from papertrade.kit.ids import is_id
 from papertrade.kit.time import now_ms
 from papertrade.portfolios import service as portfolio_service
 from papertrade.ws import auth
@@ -168,6 +169,8 @@ class Session:
                     continue
                 if channel.is_portfolio:
                     assert channel.portfolio_id is not None
+                    if not is_id(channel.portfolio_id):  # no row can have it: never queried
+                        raise NotFound("Portfolio not found.", code="portfolio_not_found")
                     await portfolio_service.get_owned(session, principal, channel.portfolio_id)
                 topics.append(channel.name)
         return list(dict.fromkeys(topics))

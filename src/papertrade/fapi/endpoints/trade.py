@@ -10,6 +10,7 @@ from papertrade.fapi import queries, translate
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.errors import FapiError, invalid_data, not_required
 from papertrade.fapi.params import Params
+from papertrade.kit.ids import is_id
 from papertrade.models import Order
 from papertrade.orders import service as order_service
 from papertrade.orders.commands import PlaceOrder
@@ -137,8 +138,8 @@ async def new_order(call: Call) -> Any:
     call.params.choice("newOrderRespType", {"ACK", "RESULT"}, default="ACK")
     # ACK and RESULT answer alike: the order is already final (a MARKET order has filled
     # inside this request), so both show its real state rather than a placeholder NEW.
-    async with call.ctx.transaction() as session:
-        order = await order_service.place(session, call.ctx, call.principal, command)
+    assert call.ctx.orders is not None
+    order = await call.ctx.orders.place(call.principal, command)
     return translate.order_wire(order, instrument, with_time=False)
 
 
@@ -150,6 +151,8 @@ async def _find(
     order_id = params.integer("orderId", low=1)
     client_id = params.text("origClientOrderId", max_len=64)
     if order_id is not None:
+        if not is_id(order_id):  # a valid Binance id (int64) past ours: no such order
+            raise OrderNotFound("Order not found.")
         order, _ = await order_service.get_owned_order(
             session, call.principal, order_id, for_update=for_update
         )

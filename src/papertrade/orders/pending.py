@@ -1,0 +1,49 @@
+"""Rows a unit of work writes in bulk just before it commits: new orders, fills, ledger entries.
+
+One executemany per table instead of one INSERT per row (through the ORM's unit of work for
+orders) is what lets one tick fill thousands of resting orders and one group commit place
+hundreds of new ones. New orders are written as they stand at the end of the unit of work: an
+order placed and filled in the same unit of work is inserted once, filled.
+"""
+
+from typing import Any
+
+from sqlalchemy import event, insert
+from sqlalchemy.orm import Session
+
+from papertrade.db import AnySession
+from papertrade.models import Fill, LedgerEntry, Order
+from papertrade.orders.new_order import NewOrder
+
+_KEY = "pending_rows"
+
+
+class Pending:
+    __slots__ = ("fills", "ledger", "orders")
+
+    def __init__(self) -> None:
+        self.orders: list[NewOrder] = []
+        self.fills: list[dict[str, Any]] = []
+        self.ledger: list[dict[str, Any]] = []
+
+
+def of(session: AnySession) -> Pending:
+    """The rows queued on this unit of work."""
+    pending: Pending = session.info.setdefault(_KEY, Pending())
+    return pending
+
+
+@event.listens_for(Session, "before_commit")
+def write(session: Session) -> None:
+    """Write the queued rows (a Session event: async sessions and the SQLite writer thread's
+    sessions alike); the async order path also calls it at once, so later queries see them."""
+    pending: Pending | None = session.info.pop(_KEY, None)
+    if pending is None:
+        return
+    if pending.orders:
+        session.execute(insert(Order), [order.row() for order in pending.orders])
+    session.flush()  # positions and balances the rows go with
+    if pending.fills:
+        session.execute(insert(Fill), pending.fills)
+    if pending.ledger:
+        session.execute(insert(LedgerEntry), pending.ledger)

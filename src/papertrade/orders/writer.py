@@ -1,0 +1,134 @@
+"""Group commit for orders: what /v1 and /fapi call to place one.
+
+Requests queue their commands; one task places everything queued so far in a single unit of work,
+commits once, and only then answers each request. While a group commits, the next one gathers,
+so under load a group holds tens of orders and the per-commit cost (the write lock, the round
+trips, the fsync) is shared by all of them. An order is acknowledged only after its group has
+committed: a crash loses nothing that a client saw accepted.
+
+An order refused by a trading rule is refused alone (place() checks everything before it changes
+anything). If the group's commit itself fails, each of its orders is retried in its own unit of
+work, so one bad order cannot take its neighbours down with it.
+"""
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from papertrade.auth.principal import Principal
+from papertrade.context import AppContext
+from papertrade.errors import PapertradeError
+from papertrade.orders import ids, service, workset
+from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.new_order import NewOrder
+from papertrade.trading.errors import TradingRuleError
+
+log = logging.getLogger("papertrade.orders.writer")
+MAX_GROUP = 256  # bounds one unit of work's time holding the write lock
+
+Outcome = NewOrder | PapertradeError | TradingRuleError
+
+
+@dataclass(slots=True)
+class _Request:
+    principal: Principal
+    command: PlaceOrder
+    answer: "asyncio.Future[NewOrder]"
+
+    def resolve(self, outcome: Outcome) -> None:
+        if self.answer.done():  # the caller went away; the order stands all the same
+            return
+        if isinstance(outcome, NewOrder):
+            self.answer.set_result(outcome)
+        else:
+            self.answer.set_exception(outcome)
+
+    def fail(self, exc: BaseException) -> None:
+        if not self.answer.done():
+            self.answer.set_exception(exc)
+
+
+class OrderWriter:
+    """One per process; its task starts with the first order."""
+
+    def __init__(self, ctx: AppContext):
+        self._ctx = ctx
+        self._queue: list[_Request] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+
+    async def place(self, principal: Principal, command: PlaceOrder) -> NewOrder:
+        """Place an order; returns once it is committed (filled, resting or expired)."""
+        answer: asyncio.Future[NewOrder] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Request(principal, command, answer))
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="order-writer")
+        return await answer
+
+    async def close(self) -> None:
+        """Finish the orders already queued, then stop."""
+        task = self._task
+        if task is None:
+            return
+        self._closing = True
+        self._wake.set()
+        await task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                group, self._queue = self._queue[:MAX_GROUP], self._queue[MAX_GROUP:]
+                await self._commit(group)
+            if self._closing:  # an order arriving later starts a new task (place() above)
+                return
+
+    async def _commit(self, group: list[_Request]) -> None:
+        try:
+            outcomes = await self._place_all(group)
+        except asyncio.CancelledError:
+            for request in group:
+                request.fail(RuntimeError("the service is shutting down"))
+            raise
+        except Exception as exc:
+            if len(group) == 1:
+                log.exception("order placement failed")
+                group[0].fail(exc)
+                return
+            log.warning("a group of %d orders failed to commit; placing each alone", len(group))
+            for request in group:
+                await self._commit([request])
+            return
+        for request, outcome in zip(group, outcomes, strict=True):
+            request.resolve(outcome)
+
+    async def _place_all(self, group: list[_Request]) -> list[Outcome]:
+        ctx = self._ctx
+
+        def place_group(session: Session) -> list[Outcome]:
+            workset.load(
+                session,
+                {r.command.portfolio_id for r in group},
+                [
+                    (r.command.portfolio_id, r.command.client_order_id)
+                    for r in group
+                    if r.command.client_order_id
+                ],
+            )
+            ids.reserve(session, len(group))
+            outcomes: list[Outcome] = []
+            for request in group:
+                try:
+                    outcomes.append(
+                        service.place_sync(session, ctx, request.principal, request.command)
+                    )
+                except (PapertradeError, TradingRuleError) as refused:
+                    outcomes.append(refused)
+            return outcomes
+
+        return await ctx.run_unit(place_group)

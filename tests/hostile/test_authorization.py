@@ -1,0 +1,969 @@
+"""Authorization walk over every route that names an owned object (issue #7 point 5).
+
+User A owns two portfolios (one private, one public), orders (resting and filled), a native API
+key, a compatible (/fapi) key pair, a webhook token and a received signal. User B calls every
+such route of the running app with A's ids: with its session cookie and with its own write API
+key on /v1 (and the legacy prefix), with its compatible key on /fapi (both addresses), with its
+own webhook token, over the WebSocket, and on the web pages. Every answer must be a refusal in
+the surface's documented shape (or, where B acts on its own portfolio, B's data only), nothing of
+A's may show in any answer, and nothing of A's may change.
+
+The list of routes comes from the app itself (tests/hostile/surface.py): a new route that takes
+an id, a portfolio_id/…_id field, or a new signed /fapi endpoint, fails
+`test_the_walk_covers_every_route_that_names_an_object` until a probe below covers it.
+"""
+
+import hashlib
+import hmac
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+from fastapi import FastAPI
+from websockets.asyncio.client import connect
+
+from papertrade.auth.v1 import session_only
+from papertrade.fapi.dispatch import REGISTRY
+from tests.conftest import ORIGIN, User, bearer, client_for
+from tests.hostile.surface import RouteInfo, RouteKey, routes
+from tests.trading_api.helpers import order, set_price
+from tests.ws.helpers import Socket, socket, ws_url
+
+A_BALANCE = "77777"  # A's balances start with 7777; B's are 10000: a leak is visible
+SAFE = {"GET", "HEAD", "OPTIONS"}
+
+# Routes with a path parameter that names nothing anyone owns (checked by the coverage test).
+NOT_OWNED = {
+    RouteKey("GET", "/markets/{symbol}"): "a market page; the symbol is public",
+    RouteKey("GET", "/app/{rest:path}"): "the web app's 404 for unknown pages",
+    RouteKey("GET", "/static/app/{path:path}"): "static CSS/JS/images",
+}
+
+
+# -- the world: what A owns, what B holds ---------------------------------------------------------
+
+
+@dataclass
+class World:
+    a: User
+    b: User
+    tag: str
+    a_pid: int
+    a_code: str
+    a_pub_pid: int
+    a_pub_code: str
+    a_rest_id: int
+    a_rest_cid: str
+    a_fill_id: int
+    a_fill_cid: str
+    a_pub_rest_id: int
+    a_pub_cid: str
+    a_key: str
+    a_key_id: int
+    a_compat_id: int
+    a_compat_key: str
+    a_compat_secret: str
+    a_token_id: int
+    a_token: str
+    a_signal_id: int
+    a_fill_row_ids: set[int]
+    a_ledger_ids: set[int]
+    a_strings: set[str]  # names, notes, key and token prefixes, the email
+    b_key: str
+    b_pid: int
+    b_compat_key: str
+    b_compat_secret: str
+    b_token: str
+
+    @property
+    def a_pids(self) -> set[int]:
+        return {self.a_pid, self.a_pub_pid}
+
+    @property
+    def a_order_ids(self) -> set[int]:
+        return {self.a_rest_id, self.a_fill_id, self.a_pub_rest_id}
+
+    @property
+    def beyond_every_id(self) -> int:
+        return max(self.a_order_ids | self.a_ledger_ids | self.a_fill_row_ids) + 10**6
+
+
+async def _created(response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+async def build_world(app: FastAPI, a: User, b: User) -> World:
+    tag = uuid.uuid4().hex[:10]
+    await set_price(app, "BTCUSDT", "60000")
+    await set_price(app, "ETHUSDT", "3000")
+    private = await a.portfolio(
+        name=f"A-private-{tag}", description=f"A-desc-{tag}", initial_balance=A_BALANCE
+    )
+    public = await a.portfolio(
+        name=f"A-public-{tag}", initial_balance=A_BALANCE, visibility="public"
+    )
+    pid, pub = private["id"], public["id"]
+    lever = await a.post(
+        f"/v1/portfolios/{pid}/leverage", json={"symbol": "ETHUSDT", "leverage": 10}
+    )
+    assert lever.status_code == 200, lever.text
+    resting = {
+        "symbol": "BTCUSDT",
+        "side": "buy",
+        "type": "limit",
+        "quantity": "0.01",
+        "price": "30000",
+    }
+    rest = await order(a, portfolio_id=pid, client_order_id=f"a-rest-{tag}", **resting)
+    pub_rest = await order(a, portfolio_id=pub, client_order_id=f"a-pub-{tag}", **resting)
+    filled = await order(
+        a,
+        portfolio_id=pid,
+        symbol="ETHUSDT",
+        side="buy",
+        type="market",
+        quantity="0.1",
+        client_order_id=f"a-fill-{tag}",
+    )
+    assert rest["status"] == "new" and filled["status"] == "filled", (rest, filled)
+    key = await _created(
+        await a.post("/v1/user/api-keys", json={"note": f"A-key-{tag}", "scope": "write"})
+    )
+    compat = await _created(
+        await a.post(f"/v1/portfolios/{pid}/api-keys", json={"note": f"A-compat-{tag}"})
+    )
+    token = await _created(await a.post(f"/v1/portfolios/{pid}/webhook-tokens"))
+    async with client_for(app) as sender:
+        alert = await sender.post(
+            f"/webhook/tv/{token['webhook_token']}",
+            content=b"close SOLUSDT",
+            headers={"Content-Type": "text/plain"},
+        )
+    assert alert.status_code == 200, alert.text
+    fills = (await a.get(f"/v1/portfolios/{pid}/fills")).json()
+    ledger = (await a.get(f"/v1/portfolios/{pid}/ledger")).json()
+    ledger += (await a.get(f"/v1/portfolios/{pub}/ledger")).json()
+    b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
+    b_compat_key, b_compat_secret = await b.compat_key(b_pid)
+    return World(
+        a=a,
+        b=b,
+        tag=tag,
+        a_pid=pid,
+        a_code=private["code"],
+        a_pub_pid=pub,
+        a_pub_code=public["code"],
+        a_rest_id=rest["id"],
+        a_rest_cid=rest["client_order_id"],
+        a_fill_id=filled["id"],
+        a_fill_cid=filled["client_order_id"],
+        a_pub_rest_id=pub_rest["id"],
+        a_pub_cid=pub_rest["client_order_id"],
+        a_key=key["key"],
+        a_key_id=key["id"],
+        a_compat_id=compat["id"],
+        a_compat_key=compat["api_key"],
+        a_compat_secret=compat["api_secret"],
+        a_token_id=token["id"],
+        a_token=token["webhook_token"],
+        a_signal_id=alert.json()["signal_id"],
+        a_fill_row_ids={f["id"] for f in fills},
+        a_ledger_ids={e["id"] for e in ledger},
+        a_strings={
+            private["name"],
+            public["name"],
+            f"A-desc-{tag}",
+            f"A-key-{tag}",
+            f"A-compat-{tag}",
+            key["prefix"],
+            compat["prefix"],
+            token["prefix"],
+            a.email,
+        },
+        b_key=await b.api_key("write"),
+        b_pid=b_pid,
+        b_compat_key=b_compat_key,
+        b_compat_secret=b_compat_secret,
+        b_token=await b.webhook_token(b_pid),
+    )
+
+
+# -- what "nothing of A's shows" means ------------------------------------------------------------
+
+
+def _scalar_leaks(key: str, value: Any, strings: set[str]) -> list[str]:
+    text = str(value)
+    found = [f"{key}: {s!r}" for s in strings if s in text]
+    if "balance" in key.lower() and text.lstrip("-").startswith("7777"):
+        found.append(f"{key}: A's balance {text}")
+    if key == "positionAmt" and float(text) != 0:
+        found.append(f"positionAmt {text} (B holds no position)")
+    return found
+
+
+def _object_leaks(node: dict[str, Any], w: World) -> list[str]:
+    ids = {
+        "portfolio_id": w.a_pids,
+        "orderId": w.a_order_ids,
+        "order_id": w.a_order_ids,
+        "tranId": w.a_ledger_ids,
+        "token_id": {w.a_token_id},
+    }
+    found = [f"{name}={node[name]}" for name, own in ids.items() if node.get(name) in own]
+    listed = node.get("order_ids")
+    if isinstance(listed, list):
+        found += [f"order_ids has {i}" for i in listed if i in w.a_order_ids]
+    row = node.get("id")
+    is_fill = "commission" in node and "side" in node and ("order_id" in node or "orderId" in node)
+    if is_fill and row in w.a_fill_row_ids:
+        found.append(f"fill {row}")
+    if "balance_after" in node and row in w.a_ledger_ids:
+        found.append(f"ledger entry {row}")
+    if "token_id" in node and row == w.a_signal_id:
+        found.append(f"signal {row}")
+    return found
+
+
+def leaks(body: Any, w: World, sent: str) -> list[str]:
+    """Everything of A's in a response body (strings the request itself sent do not count)."""
+    strings = {s for s in w.a_strings if s not in sent}
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", body)]
+    while stack:
+        key, node = stack.pop()
+        if isinstance(node, dict):
+            found += _object_leaks(node, w)
+            stack.extend((str(name), value) for name, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((key, item) for item in node)
+        else:
+            found += _scalar_leaks(key, node, strings)
+    return found
+
+
+def assert_no_leak(response: httpx.Response, w: World, what: object) -> None:
+    sent = str(response.request.url) + response.request.content.decode(errors="replace")
+    text = response.text
+    try:
+        body: Any = response.json()
+    except ValueError:
+        body = text  # HTML pages: the strings are what matters
+    found = leaks(body, w, sent)
+    assert not found, (what, found, text[:500])
+
+
+def assert_native_error(
+    response: httpx.Response, status: int, codes: set[str], what: object
+) -> None:
+    assert response.status_code == status, (what, response.status_code, response.text[:500])
+    body = response.json()
+    assert set(body) == {"error", "msg"}, (what, body)
+    assert isinstance(body["error"], str) and isinstance(body["msg"], str), (what, body)
+    assert body["error"] in codes, (what, body)
+
+
+def assert_binance_error(response: httpx.Response, status: int, code: int, what: object) -> None:
+    assert response.status_code == status, (what, response.status_code, response.text[:500])
+    body = response.json()
+    assert set(body) == {"code", "msg"}, (what, body)
+    assert body["code"] == code and isinstance(body["msg"], str), (what, body)
+
+
+# -- A's state, before and after ------------------------------------------------------------------
+
+POSITION_FIELDS = ("symbol", "side", "quantity", "entry_price", "leverage", "realized_pnl")
+
+
+async def snapshot(w: World) -> dict[str, Any]:
+    """Everything of A's that a foreign call could change (mark-dependent numbers left out)."""
+    a = w.a
+
+    async def get(url: str, **params: Any) -> Any:
+        response = await a.get(url, params=params)
+        assert response.status_code == 200, (url, response.text)
+        return response.json()
+
+    state: dict[str, Any] = {
+        "portfolios": await get("/v1/portfolios/my"),
+        "api_keys": await get("/v1/user/api-keys"),
+    }
+    for pid in sorted(w.a_pids):
+        positions = await get(f"/v1/portfolios/{pid}/positions")
+        state[f"{pid}"] = {
+            "portfolio": await get(f"/v1/portfolios/{pid}"),
+            "orders": await get("/v1/order", portfolio_id=pid, status="all", limit=500),
+            "positions": [{k: p[k] for k in POSITION_FIELDS} for p in positions],
+            "balance": (await get(f"/v1/portfolios/{pid}/equity"))["balance"],
+            "ledger": await get(f"/v1/portfolios/{pid}/ledger", limit=1000),
+            "fills": await get(f"/v1/portfolios/{pid}/fills", limit=1000),
+            "signals": await get(f"/v1/portfolios/{pid}/signals", limit=500),
+            "compat_keys": await get(f"/v1/portfolios/{pid}/api-keys"),
+            "webhook_tokens": await get(f"/v1/portfolios/{pid}/webhook-tokens"),
+        }
+    return state
+
+
+# -- B's callers on /v1 ---------------------------------------------------------------------------
+
+Send = Callable[..., Awaitable[httpx.Response]]
+
+
+@dataclass
+class NativeCaller:
+    name: str
+    send: Send
+    uses_session: bool
+
+
+def native_callers(w: World, key_client: httpx.AsyncClient) -> list[NativeCaller]:
+    async def by_session(method: str, url: str, **kwargs: Any) -> httpx.Response:
+        headers = {} if method in SAFE else w.b.write_headers()
+        return await w.b.client.request(method, url, headers=headers, **kwargs)
+
+    async def by_key(method: str, url: str, **kwargs: Any) -> httpx.Response:
+        return await key_client.request(method, url, **kwargs)
+
+    return [NativeCaller("session", by_session, True), NativeCaller("api key", by_key, False)]
+
+
+# -- the /v1 probes -------------------------------------------------------------------------------
+
+Values = Callable[[World], dict[str, Any]]
+
+
+def nothing(w: World) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One call of B's: `template` below the native prefix, filled from the world."""
+
+    method: str
+    template: str
+    path: Values
+    status: int
+    errors: frozenset[str] = frozenset()
+    query: Values = nothing
+    body: Callable[[World], Any] | None = None
+    once: bool = False  # B creates something of its own: one run, not one per caller/prefix
+
+
+def on_a(
+    method: str,
+    template: str,
+    *,
+    body: Callable[[World], Any] | None = None,
+    as_query: bool = False,
+) -> list[Probe]:
+    """The route called on each of A's portfolios: 404 portfolio_not_found."""
+
+    def private(w: World) -> dict[str, Any]:
+        return {"portfolio_id": w.a_pid}
+
+    def public(w: World) -> dict[str, Any]:
+        return {"portfolio_id": w.a_pub_pid}
+
+    notfound = frozenset({"portfolio_not_found"})
+    if as_query:
+        return [
+            Probe(method, template, nothing, 404, notfound, query=pick, body=body)
+            for pick in (private, public)
+        ]
+    return [Probe(method, template, pick, 404, notfound, body=body) for pick in (private, public)]
+
+
+def b_list_past_a(template: str) -> Probe:
+    """B's own listing paged from beyond A's ids: 200 with B's rows only."""
+    return Probe(
+        "GET",
+        template,
+        lambda w: {"portfolio_id": w.b_pid},
+        200,
+        query=lambda w: {"before_id": w.beyond_every_id},
+    )
+
+
+def market_order(pid_of: Callable[[World], int]) -> Callable[[World], Any]:
+    def body(w: World) -> Any:
+        return {
+            "portfolio_id": pid_of(w),
+            "symbol": "ETHUSDT",
+            "side": "sell",
+            "type": "market",
+            "quantity": "0.1",
+        }
+
+    return body
+
+
+def b_order_with_a_client_id(w: World) -> Any:
+    # A's client order id means nothing in B's portfolio: no 409 that would reveal it exists.
+    return {
+        "portfolio_id": w.b_pid,
+        "symbol": "BTCUSDT",
+        "side": "buy",
+        "type": "limit",
+        "quantity": "0.01",
+        "price": "30000",
+        "client_order_id": w.a_fill_cid,
+    }
+
+
+PORTFOLIO = "/portfolios/{portfolio_id}"
+NOT_FOUND_ORDER = frozenset({"order_not_found"})
+PROBES: list[Probe] = [
+    Probe(
+        "DELETE",
+        "/user/api-keys/{key_id}",
+        lambda w: {"key_id": w.a_key_id},
+        404,
+        frozenset({"api_key_not_found"}),
+    ),
+    Probe(
+        "GET",
+        "/portfolios/{code}/public",
+        lambda w: {"code": w.a_code},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    Probe(
+        "GET",
+        "/portfolios/by_code/{code}",
+        lambda w: {"code": w.a_code},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    *on_a("GET", PORTFOLIO),
+    *on_a("PATCH", PORTFOLIO, body=lambda w: {"name": "taken over", "visibility": "public"}),
+    *on_a("DELETE", PORTFOLIO),
+    *on_a("POST", PORTFOLIO + "/api-keys", body=lambda w: {"note": "stolen"}),
+    *on_a("GET", PORTFOLIO + "/api-keys"),
+    Probe(
+        "DELETE",
+        PORTFOLIO + "/api-keys/{key_id}",
+        lambda w: {"portfolio_id": w.a_pid, "key_id": w.a_compat_id},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    Probe(  # A's key id under B's own portfolio
+        "DELETE",
+        PORTFOLIO + "/api-keys/{key_id}",
+        lambda w: {"portfolio_id": w.b_pid, "key_id": w.a_compat_id},
+        404,
+        frozenset({"api_key_not_found"}),
+    ),
+    *on_a("POST", PORTFOLIO + "/webhook-tokens"),
+    *on_a("GET", PORTFOLIO + "/webhook-tokens"),
+    Probe(
+        "DELETE",
+        PORTFOLIO + "/webhook-tokens/{token_id}",
+        lambda w: {"portfolio_id": w.a_pid, "token_id": w.a_token_id},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    Probe(
+        "DELETE",
+        PORTFOLIO + "/webhook-tokens/{token_id}",
+        lambda w: {"portfolio_id": w.b_pid, "token_id": w.a_token_id},
+        404,
+        frozenset({"webhook_token_not_found"}),
+    ),
+    Probe(
+        "POST",
+        "/order",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=market_order(lambda w: w.a_pid),
+    ),
+    Probe(
+        "POST",
+        "/order",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=market_order(lambda w: w.a_pub_pid),
+    ),
+    Probe("POST", "/order", nothing, 201, body=b_order_with_a_client_id, once=True),
+    *[
+        Probe(method, "/order/{order_id}", pick, 404, NOT_FOUND_ORDER)
+        for method in ("GET", "DELETE")
+        for pick in (
+            lambda w: {"order_id": w.a_rest_id},
+            lambda w: {"order_id": w.a_fill_id},  # filled: 404, never a revealing 409
+            lambda w: {"order_id": w.a_pub_rest_id},
+        )
+    ],
+    *on_a("GET", "/order", as_query=True),
+    Probe(
+        "GET",
+        "/order",
+        nothing,
+        200,
+        query=lambda w: {"portfolio_id": w.b_pid, "before_id": w.beyond_every_id},
+    ),
+    *on_a("GET", PORTFOLIO + "/positions"),
+    *on_a("POST", PORTFOLIO + "/leverage", body=lambda w: {"symbol": "ETHUSDT", "leverage": 3}),
+    *on_a("GET", PORTFOLIO + "/equity"),
+    *on_a("GET", PORTFOLIO + "/ledger"),
+    b_list_past_a(PORTFOLIO + "/ledger"),
+    *on_a("GET", PORTFOLIO + "/fills"),
+    b_list_past_a(PORTFOLIO + "/fills"),
+    *on_a("GET", PORTFOLIO + "/equity-curve"),
+    *on_a("POST", PORTFOLIO + "/top-up", body=lambda w: {"amount": "1000"}),
+    *on_a("POST", PORTFOLIO + "/reset", body=lambda w: {"initial_balance": "1"}),
+    *on_a("GET", PORTFOLIO + "/signals"),
+    b_list_past_a(PORTFOLIO + "/signals"),
+    Probe(
+        "GET",
+        PORTFOLIO + "/signals/{signal_id}",
+        lambda w: {"portfolio_id": w.a_pid, "signal_id": w.a_signal_id},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    Probe(  # A's signal id under B's own portfolio
+        "GET",
+        PORTFOLIO + "/signals/{signal_id}",
+        lambda w: {"portfolio_id": w.b_pid, "signal_id": w.a_signal_id},
+        404,
+        frozenset({"signal_not_found"}),
+    ),
+]
+WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
+
+
+@dataclass
+class Coverage:
+    """Which routes of the app the walk actually called."""
+
+    keys: set[RouteKey] = field(default_factory=set)
+    calls: int = 0
+
+    def add(self, key: RouteKey) -> None:
+        self.keys.add(key)
+        self.calls += 1
+
+
+def session_only_routes(app: FastAPI) -> set[RouteKey]:
+    return {info.key for info in routes(app) if session_only in info.dependency_calls}
+
+
+async def walk_native(app: FastAPI, w: World, cov: Coverage, prefixes: list[str]) -> None:
+    session_routes = session_only_routes(app)
+    async with client_for(app, headers=bearer(w.b_key)) as key_client:
+        done_once: set[int] = set()
+        for prefix in prefixes:
+            for caller in native_callers(w, key_client):
+                for index, probe in enumerate(PROBES):
+                    if probe.once and index in done_once:
+                        continue
+                    done_once.add(index)
+                    key = RouteKey(probe.method, prefix + probe.template)
+                    url = prefix + probe.template.format(**probe.path(w))
+                    kwargs: dict[str, Any] = {"params": probe.query(w)}
+                    if probe.body is not None:
+                        kwargs["json"] = probe.body(w)
+                    response = await caller.send(probe.method, url, **kwargs)
+                    what = (caller.name, probe.method, url, kwargs)
+                    cov.add(key)
+                    assert response.status_code < 500, (what, response.text)
+                    assert_no_leak(response, w, what)
+                    if key in session_routes and not caller.uses_session:
+                        assert_native_error(response, 403, {"session_required"}, what)
+                    elif probe.status >= 400:
+                        assert_native_error(response, probe.status, set(probe.errors), what)
+                    else:
+                        assert response.status_code == probe.status, (what, response.text)
+
+
+async def walk_webhooks(app: FastAPI, w: World, cov: Coverage, prefixes: list[str]) -> None:
+    """The token is the credential: A's token id or prefix is no token; B's token reaches only
+    B's portfolio whatever the body names."""
+    async with client_for(app) as sender:
+        for prefix in [*prefixes, ""]:
+            key = RouteKey("POST", prefix + WEBHOOK)
+            for guess in (str(w.a_token_id), w.a_token[:10], w.a_token[:-1]):
+                response = await sender.post(
+                    f"{prefix}/webhook/tv/{guess}",
+                    content=b"buy ETHUSDT 0.1",
+                    headers={"Content-Type": "text/plain"},
+                )
+                assert_native_error(response, 404, {"webhook_not_found"}, (prefix, guess))
+                cov.add(key)
+            redirected = {
+                "symbol": "BTCUSDT",
+                "action": "buy",
+                "qty": "0.01",
+                "order_type": "limit",
+                "price": "30000",
+                "portfolio_id": w.a_pid,
+                "portfolio": w.a_code,
+                "idempotency_key": f"walk-{prefix or 'root'}-{w.tag}",
+            }
+            response = await sender.post(f"{prefix}/webhook/tv/{w.b_token}", json=redirected)
+            assert response.status_code < 500, response.text
+            assert_no_leak(response, w, ("B's webhook naming A's portfolio", prefix))
+            if response.status_code == 200:
+                for placed in response.json()["orders"]:
+                    mine = await w.b.get(f"/v1/order/{placed['id']}")
+                    assert mine.status_code == 200 and mine.json()["portfolio_id"] == w.b_pid
+            else:
+                assert set(response.json()) == {"error", "msg"}, response.text
+            cov.add(key)
+
+
+async def walk_websocket(live_url: str, w: World, cov: Coverage, paths: list[str]) -> None:
+    """Portfolio channels of A's are refused; "all of mine" means B's only."""
+    session_cookie = w.b.client.cookies.get("pt_session")
+    assert session_cookie
+    credentials = {
+        "api key": {"Authorization": f"Bearer {w.b_key}"},
+        "session": {"Cookie": f"pt_session={session_cookie}", "Origin": ORIGIN},
+    }
+    for path in paths:
+        for name, headers in credentials.items():
+            async with connect(
+                ws_url(live_url, path), additional_headers=headers, max_queue=None
+            ) as conn:
+                sock = Socket(conn)
+                welcome = await sock.recv()
+                assert welcome["authenticated"] is True and welcome["user_id"] == w.b.id, welcome
+                request_id = 0
+                for kind in ("orders", "positions", "balance", "signals"):
+                    for pid in sorted(w.a_pids):
+                        request_id += 1
+                        reply = await sock.subscribe(f"{kind}:{pid}", request_id=request_id)
+                        what = (name, path, kind, pid, reply)
+                        assert reply["type"] == "error", what
+                        assert reply["error"] == "portfolio_not_found", what
+                request_id += 1
+                mine = await sock.subscribe("orders", "balance", request_id=request_id)
+                assert mine["type"] == "subscribed", mine
+                assert sorted(mine["channels"]) == [f"balance:{w.b_pid}", f"orders:{w.b_pid}"]
+            cov.add(RouteKey("WS", path))
+
+
+async def walk_web_pages(w: World, cov: Coverage) -> None:
+    for pid in sorted(w.a_pids):
+        page = await w.b.get(f"/app/portfolios/{pid}")
+        assert page.status_code == 404, page.status_code
+        assert_no_leak(page, w, ("portfolio page", pid))
+    cov.add(RouteKey("GET", "/app/portfolios/{portfolio_id}"))
+    page = await w.b.get(f"/p/{w.a_code}")  # a shell; the data comes from the public API
+    assert page.status_code < 500
+    assert_no_leak(page, w, ("public page", w.a_code))
+    cov.add(RouteKey("GET", "/p/{code}"))
+
+
+# -- /fapi ----------------------------------------------------------------------------------------
+
+
+def sign(secret: str, params: dict[str, Any]) -> str:
+    items = {**params, "timestamp": int(time.time() * 1000), "recvWindow": 10_000}
+    encoded = urlencode(items)
+    digest = hmac.new(secret.encode(), encoded.encode(), hashlib.sha256).hexdigest()
+    return f"{encoded}&signature={digest}"
+
+
+@dataclass(frozen=True)
+class FapiProbe:
+    params: Values
+    status: int = 200
+    code: int | None = None  # the Binance code of a refusal
+    once: bool = False
+
+    def check(self, response: httpx.Response, w: World, what: object) -> None:
+        assert_no_leak(response, w, what)
+        if self.code is not None:
+            assert_binance_error(response, self.status, self.code, what)
+        else:
+            assert response.status_code == self.status, (what, response.text[:500])
+
+
+def by_id(symbol: str, pick: Callable[[World], Any], name: str = "orderId") -> Values:
+    return lambda w: {"symbol": symbol, name: pick(w)}
+
+
+A_ORDERS: list[Values] = [
+    by_id("BTCUSDT", lambda w: w.a_rest_id),
+    by_id("ETHUSDT", lambda w: w.a_fill_id),
+    by_id("BTCUSDT", lambda w: w.a_pub_rest_id),
+    by_id("BTCUSDT", lambda w: w.a_rest_cid, "origClientOrderId"),
+]
+BTC: Values = lambda w: {"symbol": "BTCUSDT"}  # noqa: E731
+FAPI_PROBES: dict[tuple[str, str], list[FapiProbe]] = {
+    ("GET", "/v1/order"): [FapiProbe(p, 400, -2013) for p in A_ORDERS],
+    ("GET", "/v1/openOrder"): [FapiProbe(p, 400, -2013) for p in A_ORDERS],
+    ("DELETE", "/v1/order"): [FapiProbe(p, 400, -2011) for p in A_ORDERS],
+    ("POST", "/v1/order"): [
+        FapiProbe(  # A's client order id in B's own portfolio: B's new order, no -4116
+            lambda w: {
+                "symbol": "BTCUSDT",
+                "side": "BUY",
+                "type": "LIMIT",
+                "quantity": "0.01",
+                "price": "30000",
+                "timeInForce": "GTC",
+                "newClientOrderId": w.a_pub_cid,
+            },
+            once=True,
+        )
+    ],
+    ("GET", "/v1/openOrders"): [FapiProbe(nothing), FapiProbe(BTC)],
+    ("DELETE", "/v1/allOpenOrders"): [FapiProbe(BTC)],  # B's own; A's resting order stays
+    ("GET", "/v1/allOrders"): [
+        FapiProbe(BTC),
+        FapiProbe(lambda w: {"symbol": "BTCUSDT", "orderId": 1}),
+        FapiProbe(lambda w: {"symbol": "BTCUSDT", "startTime": 0}),
+    ],
+    ("GET", "/v1/userTrades"): [
+        FapiProbe(lambda w: {"symbol": "ETHUSDT", "orderId": w.a_fill_id}),
+        FapiProbe(lambda w: {"symbol": "ETHUSDT", "fromId": 1}),
+        FapiProbe(lambda w: {"symbol": "ETHUSDT", "startTime": 0}),
+    ],
+    ("GET", "/v1/income"): [FapiProbe(nothing), FapiProbe(lambda w: {"startTime": 0})],
+    ("POST", "/v1/leverage"): [FapiProbe(lambda w: {"symbol": "ETHUSDT", "leverage": 7})],
+    ("GET", "/v2/account"): [FapiProbe(nothing)],
+    ("GET", "/v3/account"): [FapiProbe(nothing)],
+    ("GET", "/v2/balance"): [FapiProbe(nothing)],
+    ("GET", "/v3/balance"): [FapiProbe(nothing)],
+    ("GET", "/v2/positionRisk"): [FapiProbe(nothing), FapiProbe(lambda w: {"symbol": "ETHUSDT"})],
+    ("GET", "/v3/positionRisk"): [FapiProbe(nothing)],
+    ("GET", "/v1/symbolConfig"): [FapiProbe(lambda w: {"symbol": "ETHUSDT"})],
+    ("GET", "/v1/accountConfig"): [FapiProbe(nothing)],
+    ("GET", "/v1/commissionRate"): [FapiProbe(BTC)],
+    ("GET", "/v1/leverageBracket"): [FapiProbe(BTC)],
+    ("GET", "/v1/positionSide/dual"): [FapiProbe(nothing)],
+    ("POST", "/v1/positionSide/dual"): [
+        FapiProbe(lambda w: {"dualSidePosition": "false"}, 400, -4059)
+    ],
+    ("GET", "/v1/multiAssetsMargin"): [FapiProbe(nothing)],
+    ("POST", "/v1/multiAssetsMargin"): [
+        FapiProbe(lambda w: {"multiAssetsMargin": "false"}, 400, -4171)
+    ],
+    ("POST", "/v1/marginType"): [
+        FapiProbe(lambda w: {"symbol": "BTCUSDT", "marginType": "CROSSED"}, 400, -4046)
+    ],
+}
+
+
+def signed_endpoints() -> set[tuple[str, str]]:
+    return {(m, spec.path) for spec in REGISTRY if spec.signed for m in spec.methods}
+
+
+async def walk_fapi(app: FastAPI, w: World, cov: Coverage, mounts: list[str]) -> None:
+    """B's compat key on every signed endpoint, with A's order ids and client ids."""
+    async with client_for(app, headers={"X-MBX-APIKEY": w.b_compat_key}) as bot:
+        done_once: set[tuple[str, str, int]] = set()
+        for mount in mounts:
+            prefix = mount.removesuffix("/{rest:path}")
+            for (method, path), probes in FAPI_PROBES.items():
+                for index, probe in enumerate(probes):
+                    if probe.once and (method, path, index) in done_once:
+                        continue
+                    done_once.add((method, path, index))
+                    signed = sign(w.b_compat_secret, probe.params(w))
+                    if method == "GET":
+                        response = await bot.get(f"{prefix}{path}?{signed}")
+                    else:
+                        response = await bot.request(
+                            method,
+                            f"{prefix}{path}",
+                            content=signed.encode(),
+                            headers={"Content-Type": "application/x-www-form-urlencoded"},
+                        )
+                    probe.check(response, w, (method, prefix + path, signed))
+                    cov.add(RouteKey("ANY", mount))
+
+
+async def walk_foreign(app: FastAPI, w: World, cov: Coverage, mounts: list[str]) -> None:
+    """Other Binance products answer "not supported", even to a signed call with A's ids."""
+    async with client_for(app, headers={"X-MBX-APIKEY": w.b_compat_key}) as bot:
+        for mount in mounts:
+            prefix = mount.removesuffix("/{rest:path}")
+            for method in ("GET", "DELETE"):
+                signed = sign(w.b_compat_secret, {"symbol": "BTCUSDT", "orderId": w.a_rest_id})
+                response = await bot.request(method, f"{prefix}/v1/order?{signed}")
+                assert_no_leak(response, w, (method, prefix))
+                assert_binance_error(response, 400, -1020, (method, prefix))
+            cov.add(RouteKey("ANY", mount))
+
+
+# -- the tests ------------------------------------------------------------------------------------
+
+
+def classify(app: FastAPI) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
+    """The app's native prefixes, WebSocket paths, /fapi mounts and foreign mounts."""
+    settings = app.state.ctx.settings
+    native = ["/v1", settings.legacy_prefix]
+    keys = [info.key for info in routes(app)]
+    ws = [k.path for k in keys if k.method == "WS"]
+    catch_alls = [k.path for k in keys if k.method == "ANY"]
+    fapi = [p for p in catch_alls if p.endswith("fapi/{rest:path}")]
+    foreign = [p for p in catch_alls if p not in fapi]
+    return native, ws, fapi, foreign, [settings.legacy_prefix]
+
+
+def planned_coverage(app: FastAPI) -> set[RouteKey]:
+    """The routes the walk calls, from its tables alone (no request made)."""
+    native, ws, fapi, foreign, _ = classify(app)
+    planned = {RouteKey(p.method, prefix + p.template) for prefix in native for p in PROBES}
+    planned |= {RouteKey("POST", prefix + WEBHOOK) for prefix in [*native, ""]}
+    planned |= {RouteKey("WS", path) for path in ws}
+    planned |= {RouteKey("ANY", mount) for mount in fapi + foreign}
+    planned |= {RouteKey("GET", "/app/portfolios/{portfolio_id}"), RouteKey("GET", "/p/{code}")}
+    return planned
+
+
+def object_routes(app: FastAPI) -> set[RouteKey]:
+    infos: list[RouteInfo] = routes(app)
+    return {info.key for info in infos if info.names_an_object}
+
+
+async def test_the_walk_covers_every_route_that_names_an_object(app: FastAPI) -> None:
+    """A new route with an id in its path, a …_id field, or a new signed /fapi endpoint must be
+    added to the walk (or, if it names nothing anyone owns, to NOT_OWNED with the reason)."""
+    needed = object_routes(app) - set(NOT_OWNED)
+    planned = planned_coverage(app)
+    assert sorted(map(str, needed - planned)) == [], "routes the authorization walk misses"
+    every = {info.key for info in routes(app)}
+    assert sorted(map(str, planned - every)) == [], "probes of routes the app no longer has"
+    assert sorted(map(str, set(NOT_OWNED) - every)) == [], "NOT_OWNED names unknown routes"
+    assert signed_endpoints() == set(FAPI_PROBES), "signed /fapi endpoints and FAPI_PROBES differ"
+    assert len(needed) >= 60  # /v1 and its legacy twin, webhooks, WebSocket, /fapi, pages
+
+
+async def test_another_users_objects_are_refused_everywhere(
+    app: FastAPI, user_factory: Callable[..., Awaitable[User]], live_url: str
+) -> None:
+    a = await user_factory()
+    b = await user_factory()
+    w = await build_world(app, a, b)
+    before = await snapshot(w)
+    native, ws, fapi, foreign, _ = classify(app)
+    cov = Coverage()
+
+    await walk_native(app, w, cov, native)
+    await walk_webhooks(app, w, cov, native)
+    await walk_websocket(live_url, w, cov, ws)
+    await walk_web_pages(w, cov)
+    await walk_fapi(app, w, cov, fapi)
+    await walk_foreign(app, w, cov, foreign)
+
+    assert await snapshot(w) == before  # nothing of A's changed
+    assert cov.keys == planned_coverage(app)
+    assert cov.calls > 250
+    # A's credentials all still work, and A's resting orders still rest.
+    async with client_for(app, headers=bearer(w.a_key)) as by_key:
+        mine = await by_key.get("/v1/portfolios/my")
+        assert mine.status_code == 200 and {p["id"] for p in mine.json()} >= w.a_pids
+    async with client_for(app, headers={"X-MBX-APIKEY": w.a_compat_key}) as a_bot:
+        response = await a_bot.get(f"/fapi/v1/openOrders?{sign(w.a_compat_secret, {})}")
+        assert response.status_code == 200, response.text
+        assert {o["orderId"] for o in response.json()} == {w.a_rest_id}
+    async with client_for(app) as sender:
+        alert = await sender.post(
+            f"/webhook/tv/{w.a_token}",
+            content=b"close SOLUSDT",
+            headers={"Content-Type": "text/plain"},
+        )
+        assert alert.status_code == 200, alert.text
+
+
+async def test_the_leak_detector_sees_a_s_data_when_a_reads_it(
+    app: FastAPI, user_factory: Callable[..., Awaitable[User]]
+) -> None:
+    """The walk's "nothing of A's shows" check is not vacuous: on A's own reads it fires."""
+    w = await build_world(app, await user_factory(), await user_factory())
+    native = [
+        f"/v1/portfolios/{w.a_pid}",
+        f"/v1/order?portfolio_id={w.a_pid}",
+        f"/v1/order/{w.a_rest_id}",
+        f"/v1/portfolios/{w.a_pid}/fills",
+        f"/v1/portfolios/{w.a_pid}/ledger",
+        f"/v1/portfolios/{w.a_pid}/signals",
+        f"/v1/portfolios/{w.a_pid}/signals/{w.a_signal_id}",
+        f"/v1/portfolios/{w.a_pid}/api-keys",
+        f"/v1/portfolios/{w.a_pid}/webhook-tokens",
+        "/v1/user/api-keys",
+        f"/app/portfolios/{w.a_pid}",
+    ]
+    for url in native:
+        response = await w.a.get(url)
+        assert response.status_code == 200, (url, response.text)
+        assert leaks(response.json() if url.startswith("/v1") else response.text, w, ""), url
+    async with client_for(app, headers={"X-MBX-APIKEY": w.a_compat_key}) as a_bot:
+        for path, params in (
+            ("/v2/account", {}),
+            ("/v2/balance", {}),
+            ("/v2/positionRisk", {"symbol": "ETHUSDT"}),
+            ("/v1/openOrders", {}),
+            ("/v1/allOrders", {"symbol": "BTCUSDT"}),
+            ("/v1/userTrades", {"symbol": "ETHUSDT"}),
+            ("/v1/income", {}),
+        ):
+            response = await a_bot.get(f"/fapi{path}?{sign(w.a_compat_secret, params)}")
+            assert response.status_code == 200, (path, response.text)
+            assert leaks(response.json(), w, ""), path
+
+
+HUGE_IDS = (2**31, 2**63)  # past a 32-bit id column, and past any 64-bit integer
+
+
+def huge(values: Any, big: int) -> Any:
+    """`values` with every integer …_id replaced by `big`."""
+    if not isinstance(values, dict):
+        return values
+    return {k: big if k.endswith("_id") and isinstance(v, int) else v for k, v in values.items()}
+
+
+async def test_ids_past_the_database_integer_range_are_not_found(
+    app: FastAPI, user_factory: Callable[..., Awaitable[User]], live_url: str
+) -> None:
+    w = await build_world(app, await user_factory(), await user_factory())
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    failures: list[str] = []
+    async with httpx.AsyncClient(
+        transport=transport, base_url=ORIGIN, cookies=w.b.client.cookies, timeout=30
+    ) as b:
+        for big in HUGE_IDS:
+            for probe in PROBES:
+                if probe.once:
+                    continue
+                url = "/v1" + probe.template.format(**huge(probe.path(w), big))
+                kwargs: dict[str, Any] = {"params": huge(probe.query(w), big)}
+                if probe.body is not None:
+                    kwargs["json"] = huge(probe.body(w), big)
+                headers = {} if probe.method in SAFE else w.b.write_headers()
+                response = await b.request(probe.method, url, headers=headers, **kwargs)
+                shaped = response.headers.get("content-type", "").startswith("application/json")
+                if response.status_code not in (404, 422) or not shaped:
+                    failures.append(f"{probe.method} {url} {kwargs}: {response.status_code}")
+            page = await b.get(f"/app/portfolios/{big}")
+            if page.status_code != 404:
+                failures.append(f"GET /app/portfolios/{big}: {page.status_code}")
+    for big in (2**31, 10**18 - 1):  # a channel name holds at most 18 digits
+        try:
+            async with socket(live_url, w.b_key) as ws:
+                reply = await ws.subscribe(f"orders:{big}")
+                if reply.get("error") != "portfolio_not_found":
+                    failures.append(f"WS subscribe orders:{big}: {reply}")
+        except Exception as exc:  # the server dropping the socket is the failure looked for
+            failures.append(f"WS subscribe orders:{big}: {type(exc).__name__} {exc}")
+    assert not failures, "\n".join(failures)
+
+
+def test_every_refusal_code_of_the_walk_is_documented() -> None:
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    text = (docs / "errors.md").read_text() + (docs / "webhooks.md").read_text()
+    used = {code for probe in PROBES for code in probe.errors}
+    used |= {"session_required", "webhook_not_found"}
+    missing = sorted(code for code in used if f"`{code}`" not in text)
+    assert missing == []
