@@ -236,12 +236,18 @@ async def test_phone_width_with_long_names_and_large_numbers(browser: Browser, w
         ]:
             async with steps(f"no sideways scrolling on {path}"):
                 await page.goto(path)
-                await page.wait_for_load_state("networkidle")
+                # Not "networkidle": a live page keeps its connections busy, and on a loaded
+                # machine that wait timed out. The footer is the end of every page's document.
+                await page.locator("footer").wait_for()
                 # Settled, the page is no wider than the phone (charts size themselves a frame
                 # after they load, so give the layout a moment).
                 fits = f"document.documentElement.scrollWidth <= {PHONE['width']}"
                 try:
-                    await page.wait_for_function(fits, timeout=3000)
+                    await page.wait_for_function(fits, timeout=5000)
+                    # Still so once the page's scripts have had time to fetch and render data.
+                    await page.wait_for_load_state("load")
+                    await page.wait_for_timeout(700)
+                    await page.wait_for_function(fits, timeout=100)
                 except PlaywrightTimeout:
                     width = await page.evaluate("document.documentElement.scrollWidth")
                     raise AssertionError(f"{path} is {width}px wide on a phone") from None

@@ -1,0 +1,25 @@
+"""`serve --workers N` on a new database: N processes start at once and all come up."""
+
+import asyncio
+
+import pytest
+
+from papertrade.config import Settings
+from tests.conftest import PG_URL, client_for, running_app
+
+pytestmark = pytest.mark.skipif(not PG_URL, reason="several processes share PostgreSQL only")
+
+
+async def test_processes_starting_together_on_a_new_database_all_start(
+    isolated_settings: Settings,
+) -> None:
+    starting = [running_app(isolated_settings) for _ in range(3)]
+    apps = await asyncio.gather(*(process.__aenter__() for process in starting))
+    try:
+        for app in apps:
+            async with client_for(app) as client:
+                assert (await client.get("/healthz")).json() == {"status": "ok", "database": "ok"}
+        assert sum(app.state.ctx.engine.active for app in apps) == 1
+    finally:
+        for process in starting:
+            await process.__aexit__(None, None, None)
