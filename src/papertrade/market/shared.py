@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
+from papertrade.kit.tasks import cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.market import wire
 from papertrade.market.fanout import TickFanout, feed_status
@@ -37,13 +38,6 @@ OUTBOX_LIMIT = 20_000  # quotes waiting for Redis beyond this are dropped (oldes
 RETRY_MAX_S = 30.0
 REDIS_ERRORS = (RedisError, OSError)
 STOP_WAIT_S = 5.0
-
-
-def _cancelled() -> bool:
-    """This task was asked to stop (redis-py may turn the CancelledError into an error of its own,
-    which the loops below would otherwise retry forever, hanging the shutdown)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 @runtime_checkable
@@ -230,7 +224,7 @@ class SharedFeed:
         self._wake.set()
 
     async def _publish_forever(self) -> None:
-        while not _cancelled():
+        while not cancel_requested():
             await self._wake.wait()
             self._wake.clear()
             batch, self._outbox = self._outbox, []
@@ -246,7 +240,7 @@ class SharedFeed:
                     pipe.publish(self.channel, message)
                     await pipe.execute()
             except REDIS_ERRORS as exc:
-                if _cancelled():
+                if cancel_requested():
                     raise asyncio.CancelledError from exc
                 self.publish_errors += 1
                 if self.publish_errors == 1 or self.publish_errors % 100 == 0:
@@ -276,7 +270,7 @@ class SharedFeed:
 
     async def _listen_forever(self) -> None:
         delay = 0.1
-        while not _cancelled():
+        while not cancel_requested():
             try:
                 if self._pubsub is None:
                     pubsub = self.redis.pubsub()
@@ -292,7 +286,7 @@ class SharedFeed:
                 )
                 delay = 0.1
             except REDIS_ERRORS as exc:
-                if _cancelled():
+                if cancel_requested():
                     raise asyncio.CancelledError from exc
                 log.warning("market data: Redis relay lost (%s); reconnecting", exc)
                 self._relay_up = False
@@ -361,7 +355,7 @@ class SharedFeed:
             self.upstream.resume(checkpoint)
 
     async def _heartbeat_forever(self) -> None:
-        while not _cancelled():
+        while not cancel_requested():
             try:
                 if self.leading:
                     await self._write_heartbeat()
@@ -370,7 +364,7 @@ class SharedFeed:
                     if self._clock() - self._last_relayed > RELAY_QUIET_MS:
                         await self._load_snapshot(deliver=True)  # a silent channel: poll the hash
             except Exception as exc:
-                if _cancelled():
+                if cancel_requested():
                     raise asyncio.CancelledError from exc
                 if isinstance(exc, REDIS_ERRORS):
                     log.debug("market data: heartbeat skipped (%s)", exc)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.kit.ids import Id
+from papertrade.kit.responses import NativeJSONResponse
 from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.schemas import OrderCreate, OrderPage, OrderRead
@@ -16,7 +17,7 @@ router = APIRouter(tags=["orders"])
 
 
 @router.post("/order", status_code=201, response_model=OrderRead)
-async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> OrderRead:
+async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> NativeJSONResponse:
     """Place an order. MARKET fills at once at the mark; LIMIT rests until the mark crosses it."""
     command = PlaceOrder(
         portfolio_id=body.portfolio_id,
@@ -32,7 +33,9 @@ async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> OrderRe
         source="web" if principal.kind == "session" else "v1",
     )
     assert ctx.orders is not None
-    return OrderRead.model_validate(await ctx.orders.place(principal, command))
+    order = OrderRead.model_validate(await ctx.orders.place(principal, command))
+    # Rendered here: FastAPI would validate the model a second time against response_model.
+    return NativeJSONResponse(order.model_dump(mode="json"), status_code=201)
 
 
 @router.get("/order/{order_id}", response_model=OrderRead)

@@ -6,9 +6,9 @@ hundreds of new ones. New orders are written as they stand at the end of the uni
 order placed and filled in the same unit of work is inserted once, filled.
 """
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import event, insert
+from sqlalchemy import Table, event, insert
 from sqlalchemy.orm import Session
 
 from papertrade.db import AnySession
@@ -16,6 +16,9 @@ from papertrade.models import Fill, LedgerEntry, Order
 from papertrade.orders.new_order import NewOrder
 
 _KEY = "pending_rows"
+# Core inserts into the tables rather than the ORM's bulk insert of the classes: the same
+# executemany without the ORM's per-row bookkeeping (a quarter of the writer thread's time).
+_ORDERS, _FILLS, _LEDGER = (cast(Table, model.__table__) for model in (Order, Fill, LedgerEntry))
 
 
 class Pending:
@@ -41,9 +44,9 @@ def write(session: Session) -> None:
     if pending is None:
         return
     if pending.orders:
-        session.execute(insert(Order), [order.row() for order in pending.orders])
+        session.execute(insert(_ORDERS), [order.row() for order in pending.orders])
     session.flush()  # positions and balances the rows go with
     if pending.fills:
-        session.execute(insert(Fill), pending.fills)
+        session.execute(insert(_FILLS), pending.fills)
     if pending.ledger:
-        session.execute(insert(LedgerEntry), pending.ledger)
+        session.execute(insert(_LEDGER), pending.ledger)

@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 
 from papertrade.events import Event
 from papertrade.kit.deployment import namespace
+from papertrade.kit.tasks import cancel_requested
 from papertrade.ws.channels import channel_for_event
 from papertrade.ws.frames import dumps, native_data
 from papertrade.ws.hub import Hub
@@ -166,6 +167,8 @@ class PortfolioFanout:
             try:
                 await script(keys=keys, args=[self.channel, SEQ_TTL_S, orjson.dumps(wires)])
             except (RedisError, OSError) as exc:
+                if cancel_requested():
+                    raise asyncio.CancelledError from exc
                 log.error("publishing %d WebSocket events to Redis failed: %s", len(wires), exc)
                 self.resync({w[1] for w in wires}, "the event relay was unavailable")
 
@@ -180,6 +183,8 @@ class PortfolioFanout:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 delay = 0.1
             except (RedisError, OSError) as exc:
+                if cancel_requested():
+                    raise asyncio.CancelledError from exc
                 log.warning("WebSocket event relay lost (%s); reconnecting", exc)
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
