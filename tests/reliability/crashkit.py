@@ -180,7 +180,9 @@ class _Client:
         if roll < 0.4:
             return "market", {"side": self.rng.choice(["buy", "sell"])}
         if roll < 0.85:
-            return "limit", {"offset": Decimal(self.rng.randint(-8, 8)) / 10000}
+            # Within 4 bps of the mark: the simulated price crosses many of them within seconds,
+            # so even a short, loaded run has resting orders for the engine to fill.
+            return "limit", {"offset": Decimal(self.rng.randint(-4, 4)) / 10000}
         return "cancel", {}
 
     async def step(self, client: httpx.AsyncClient) -> None:

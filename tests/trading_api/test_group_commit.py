@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from papertrade.config import Settings
 from papertrade.models import Order
-from papertrade.orders.new_order import COLUMNS
+from papertrade.orders.record import COLUMNS
 from tests.conftest import ORIGIN, User, bearer, client_for, running_app, sign_up
 from tests.trading_api.helpers import equity, positions, set_price
 
@@ -118,5 +118,5 @@ async def test_an_order_the_database_refuses_fails_alone(isolated_settings: Sett
         await user.client.aclose()
 
 
-def test_a_new_order_carries_every_column_of_the_orders_table() -> None:
+def test_an_order_record_carries_every_column_of_the_orders_table() -> None:
     assert set(COLUMNS) == {column.name for column in Order.__table__.columns}

@@ -14,8 +14,9 @@ from papertrade.engine import risk, snapshots
 from papertrade.events import Event, emit
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
+from papertrade.orders import pending
 from papertrade.orders.fills import apply_fill
-from papertrade.orders.new_order import AnyOrder
+from papertrade.orders.record import AnyOrder, OrderRecord
 from papertrade.orders.views import order_event_data
 from papertrade.trading import orders as rules
 from papertrade.trading.book import Books, RestingOrder
@@ -163,10 +164,16 @@ class Engine:
         self, session: AsyncSession, symbol: str, crossed: list[RestingOrder]
     ) -> None:
         ids = [r.order_id for r in crossed]
-        orders: dict[int, Order] = {}
+        orders: dict[int, OrderRecord] = {}
+        # Plain records, not ORM instances: filling changes each order's state a dozen times,
+        # and the rows go back in one executemany (orders/pending.py).
+        table = Order.__table__
         for chunk in _chunks(ids):
-            rows = await session.scalars(select(Order).where(Order.id.in_(chunk)).with_for_update())
-            orders.update((o.id, o) for o in rows)
+            rows = await session.execute(
+                select(table).where(table.c.id.in_(chunk)).with_for_update()
+            )
+            orders.update((row.id, OrderRecord(**row._mapping)) for row in rows)
+
         portfolio_ids = sorted({o.portfolio_id for o in orders.values()})
         portfolios: dict[int, Portfolio] = {}
         positions: dict[int, Position] = {}
@@ -186,6 +193,7 @@ class Engine:
             order = orders.get(resting.order_id)
             if order is None or not order.is_open:
                 continue  # cancelled (or filled) since it was put in the book: one outcome only
+            pending.of(session).filled.append(order)
             portfolio = portfolios[order.portfolio_id]
             position = positions.get(portfolio.id)
             if position is None:
@@ -202,7 +210,7 @@ class Engine:
             self._fill_one(session, portfolio, position, order)
 
     def _fill_one(
-        self, session: AsyncSession, portfolio: Portfolio, position: Position, order: Order
+        self, session: AsyncSession, portfolio: Portfolio, position: Position, order: OrderRecord
     ) -> None:
         assert order.price is not None
         quantity = order.quantity - order.filled_quantity

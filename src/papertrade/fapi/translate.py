@@ -5,7 +5,7 @@ from typing import Any
 
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Fill, LedgerEntry
-from papertrade.orders.new_order import AnyOrder
+from papertrade.orders.record import AnyOrder
 from papertrade.trading.values import Bracket, FundingRecord, Instrument, Kline, Quote, Ticker24h
 
 WIDE = Context(prec=80)

@@ -11,7 +11,7 @@ from papertrade.kit.decimals import STORE_PLACES, ZERO, money
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio, Position
 from papertrade.orders import pending, workset
-from papertrade.orders.new_order import AnyOrder
+from papertrade.orders.record import AnyOrder
 from papertrade.orders.views import order_event_data, position_event_data
 from papertrade.trading import position as position_math
 from papertrade.trading.enums import Liquidity, OrderStatus, Side

@@ -8,24 +8,30 @@ order placed and filled in the same unit of work is inserted once, filled.
 
 from typing import Any, cast
 
-from sqlalchemy import Table, event, insert
+from sqlalchemy import Table, bindparam, event, insert, update
 from sqlalchemy.orm import Session
 
 from papertrade.db import AnySession
 from papertrade.models import Fill, LedgerEntry, Order
-from papertrade.orders.new_order import NewOrder
+from papertrade.orders.record import FILL_STATE, OrderRecord
 
 _KEY = "pending_rows"
 # Core inserts into the tables rather than the ORM's bulk insert of the classes: the same
 # executemany without the ORM's per-row bookkeeping (a quarter of the writer thread's time).
 _ORDERS, _FILLS, _LEDGER = (cast(Table, model.__table__) for model in (Order, Fill, LedgerEntry))
+_UPDATE_FILLED = (
+    update(_ORDERS)
+    .where(_ORDERS.c.id == bindparam("order_id"))
+    .values({name: bindparam(name) for name in FILL_STATE})
+)
 
 
 class Pending:
-    __slots__ = ("fills", "ledger", "orders")
+    __slots__ = ("filled", "fills", "ledger", "orders")
 
     def __init__(self) -> None:
-        self.orders: list[NewOrder] = []
+        self.orders: list[OrderRecord] = []
+        self.filled: list[OrderRecord] = []  # stored orders loaded as plain records and filled
         self.fills: list[dict[str, Any]] = []
         self.ledger: list[dict[str, Any]] = []
 
@@ -45,6 +51,8 @@ def write(session: Session) -> None:
         return
     if pending.orders:
         session.execute(insert(_ORDERS), [order.row() for order in pending.orders])
+    if pending.filled:
+        session.execute(_UPDATE_FILLED, [order.fill_state() for order in pending.filled])
     session.flush()  # positions and balances the rows go with
     if pending.fills:
         session.execute(insert(_FILLS), pending.fills)

@@ -21,8 +21,8 @@ from papertrade.orders import ids, pending, workset
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.errors import DuplicateClientOrderId, OrderNotFound, OrderNotOpen
 from papertrade.orders.fills import apply_fill
-from papertrade.orders.new_order import NewOrder
 from papertrade.orders.pricing import fresh_quote, instrument_of
+from papertrade.orders.record import OrderRecord
 from papertrade.orders.views import order_event_data
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service as position_service
@@ -71,7 +71,7 @@ def _side_and_quantity(
 
 async def place(
     session: AsyncSession, ctx: AppContext, principal: Principal, cmd: PlaceOrder
-) -> NewOrder:
+) -> OrderRecord:
     """Place an order inside an async unit of work (webhooks); see place_sync."""
     order = await session.run_sync(place_sync, ctx, principal, cmd)
     await session.run_sync(pending.write)  # later queries of this unit of work see the order
@@ -80,7 +80,7 @@ async def place(
 
 def place_sync(
     session: Session, ctx: AppContext, principal: Principal, cmd: PlaceOrder
-) -> NewOrder:
+) -> OrderRecord:
     """Validate, check margin, record, and fill at once when the order is marketable.
 
     Every check comes before the first change, so an order refused with an error leaves the unit
@@ -131,7 +131,7 @@ def place_sync(
 
     now = now_ms()
     client_order_id = cmd.client_order_id or f"pt-{_CLIENT_IDS.getrandbits(96):024x}"
-    order = NewOrder(
+    order = OrderRecord(
         id=ids.next_id(session),
         portfolio_id=portfolio.id,
         symbol=instrument.symbol,

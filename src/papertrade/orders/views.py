@@ -4,7 +4,7 @@ from decimal import Decimal
 from typing import Any
 
 from papertrade.models import Position
-from papertrade.orders.new_order import AnyOrder
+from papertrade.orders.record import AnyOrder
 from papertrade.trading import position as position_math
 
 

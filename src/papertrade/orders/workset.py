@@ -17,7 +17,7 @@ from papertrade.db import AnySession
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
-from papertrade.orders.new_order import AnyOrder
+from papertrade.orders.record import AnyOrder
 
 _KEY = "portfolio_states"
 

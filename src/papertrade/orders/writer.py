@@ -22,25 +22,25 @@ from papertrade.context import AppContext
 from papertrade.errors import PapertradeError
 from papertrade.orders import ids, service, workset
 from papertrade.orders.commands import PlaceOrder
-from papertrade.orders.new_order import NewOrder
+from papertrade.orders.record import OrderRecord
 from papertrade.trading.errors import TradingRuleError
 
 log = logging.getLogger("papertrade.orders.writer")
 MAX_GROUP = 256  # bounds one unit of work's time holding the write lock
 
-Outcome = NewOrder | PapertradeError | TradingRuleError
+Outcome = OrderRecord | PapertradeError | TradingRuleError
 
 
 @dataclass(slots=True)
 class _Request:
     principal: Principal
     command: PlaceOrder
-    answer: "asyncio.Future[NewOrder]"
+    answer: "asyncio.Future[OrderRecord]"
 
     def resolve(self, outcome: Outcome) -> None:
         if self.answer.done():  # the caller went away; the order stands all the same
             return
-        if isinstance(outcome, NewOrder):
+        if isinstance(outcome, OrderRecord):
             self.answer.set_result(outcome)
         else:
             self.answer.set_exception(outcome)
@@ -60,9 +60,9 @@ class OrderWriter:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
 
-    async def place(self, principal: Principal, command: PlaceOrder) -> NewOrder:
+    async def place(self, principal: Principal, command: PlaceOrder) -> OrderRecord:
         """Place an order; returns once it is committed (filled, resting or expired)."""
-        answer: asyncio.Future[NewOrder] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[OrderRecord] = asyncio.get_running_loop().create_future()
         self._queue.append(_Request(principal, command, answer))
         self._wake.set()
         if self._task is None or self._task.done():

@@ -19,8 +19,8 @@ from papertrade.models import Order, Portfolio
 from papertrade.orders import service as order_service
 from papertrade.orders import workset
 from papertrade.orders.commands import PlaceOrder
-from papertrade.orders.new_order import AnyOrder
 from papertrade.orders.pricing import fresh_quote, instrument_of
+from papertrade.orders.record import AnyOrder
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
 from papertrade.trading.enums import Action, OrderType, Side

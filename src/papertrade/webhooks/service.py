@@ -23,7 +23,7 @@ from papertrade.kit.deployment import namespace
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio, SignalDedupe, WebhookToken
-from papertrade.orders.new_order import AnyOrder
+from papertrade.orders.record import AnyOrder
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.errors import TradingRuleError
 from papertrade.webhooks import command as commands
