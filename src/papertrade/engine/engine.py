@@ -16,8 +16,10 @@ from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders import pending
 from papertrade.orders.fills import apply_fill
+from papertrade.orders.pricing import instrument_of
 from papertrade.orders.record import AnyOrder, OrderRecord
 from papertrade.orders.views import order_event_data
+from papertrade.positions import service as position_service
 from papertrade.trading import orders as rules
 from papertrade.trading.book import Books, RestingOrder
 from papertrade.trading.enums import Liquidity, OrderStatus, Side
@@ -189,6 +191,7 @@ class Engine:
                 select(Position).where(Position.portfolio_id.in_(chunk), Position.symbol == symbol)
             )
             positions.update((p.portfolio_id, p) for p in held)
+        instrument = instrument_of(self.ctx.market, symbol)
         for resting in crossed:
             order = orders.get(resting.order_id)
             if order is None or not order.is_open:
@@ -197,13 +200,8 @@ class Engine:
             portfolio = portfolios[order.portfolio_id]
             position = positions.get(portfolio.id)
             if position is None:
-                position = Position(
-                    portfolio_id=portfolio.id,
-                    symbol=symbol,
-                    quantity=ZERO,
-                    entry_price=ZERO,
-                    realized_pnl=ZERO,
-                    leverage=self.ctx.settings.default_leverage,
+                position = position_service.flat_position(
+                    portfolio.id, instrument, self.ctx.settings.default_leverage
                 )
                 session.add(position)
                 positions[portfolio.id] = position
