@@ -25,7 +25,7 @@ def main() -> None:
                 "symbol": "BTCUSDT",
                 "side": "buy",
                 "type": "market",
-                "quantity": "0.001",
+                "quantity": "0.002",
             }
         )
         with tempfile.TemporaryDirectory() as tmp:

@@ -27,7 +27,7 @@ PG = sys.argv[1] if len(sys.argv) > 1 else "postgresql+asyncpg://postgres@127.0.
 REDIS = "redis://127.0.0.1:6379/14"
 ALL_CORES = "0,1"
 SECONDS = 10
-PORTFOLIOS = 16
+PORTFOLIOS = 256
 # Each line of the file: "<header value, %20 for spaces> <path> <body>"; requests go round
 # the lines in turn.
 ROTATE_LUA = r"""

@@ -10,6 +10,17 @@ from sqlalchemy.types import TypeDecorator
 SCALE = 8
 
 
+def to_scaled(value: Decimal | int) -> int:
+    """The stored integer of an exact amount; more than SCALE decimal places is an error."""
+    if isinstance(value, float):
+        raise TypeError("floats are not stored as money; pass a Decimal")
+    scaled = Decimal(value).scaleb(SCALE)
+    stored = int(scaled)
+    if stored != scaled:
+        raise ValueError(f"{value} has more than {SCALE} decimal places")
+    return stored
+
+
 class DecimalType(TypeDecorator[Decimal]):
     """Decimal stored as BIGINT in units of 10^-8: exact, sortable and summable on every engine."""
 
@@ -17,14 +28,7 @@ class DecimalType(TypeDecorator[Decimal]):
     cache_ok = True
 
     def process_bind_param(self, value: Decimal | int | None, dialect: Dialect) -> int | None:
-        if value is None:
-            return None
-        if isinstance(value, float):
-            raise TypeError("floats are not stored as money; pass a Decimal")
-        scaled = Decimal(value).scaleb(SCALE)
-        if scaled != scaled.to_integral_value():
-            raise ValueError(f"{value} has more than {SCALE} decimal places")
-        return int(scaled)
+        return None if value is None else to_scaled(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
         if value is None:

@@ -14,7 +14,7 @@ class Order(Base):
     __tablename__ = "orders"
     __table_args__ = (
         UniqueConstraint("portfolio_id", "client_order_id"),
-        Index("ix_orders_portfolio_status", "portfolio_id", "status"),
+        Index("ix_orders_portfolio_open", "portfolio_id", "is_open"),
         Index("ix_orders_open", "is_open"),
     )
 

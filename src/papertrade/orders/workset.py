@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from papertrade.db import AnySession
@@ -74,9 +74,19 @@ def load(
         if pid in states and cid not in states[pid].checked_client_ids
     }
     if unchecked:
+        by_portfolio: dict[int, list[str]] = {}
+        for pid, cid in unchecked:
+            by_portfolio.setdefault(pid, []).append(cid)
+        # One (portfolio_id = ? AND client_order_id IN (…)) per portfolio, not a row-value IN:
+        # SQLite answers the row-value form by scanning the whole index, every order ever placed.
         taken = session.execute(
             select(Order.portfolio_id, Order.client_order_id).where(
-                tuple_(Order.portfolio_id, Order.client_order_id).in_(unchecked)
+                or_(
+                    *(
+                        and_(Order.portfolio_id == pid, Order.client_order_id.in_(cids))
+                        for pid, cids in by_portfolio.items()
+                    )
+                )
             )
         )
         for pid, cid in taken:

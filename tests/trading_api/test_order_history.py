@@ -1,0 +1,103 @@
+"""Placing an order reads what it needs by index, never the portfolio's whole order history.
+
+Every order of a group commit checks its client order id and the margin its portfolio's resting
+orders reserve. When either read walked every order ever placed, order throughput fell as the
+history grew (a MARKET-order benchmark lost a fifth of its rate within ten seconds).
+"""
+
+import asyncio
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import Engine, event, make_url
+
+from tests.conftest import PG_URL, User
+from tests.trading_api.helpers import order, set_price
+
+pytestmark = pytest.mark.skipif(bool(PG_URL), reason="reads SQLite's query plans")
+
+
+@contextmanager
+def statements_of_the_order_writer() -> Iterator[list[tuple[str, Any]]]:
+    """The SQL the group commit's writer thread runs while the block runs."""
+    seen: list[tuple[str, Any]] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, params: Any, *_: Any) -> None:
+        if threading.current_thread().name.startswith("sqlite-writer"):
+            seen.append((sql, params))
+
+    event.listen(Engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(Engine, "before_cursor_execute", record)
+
+
+async def test_an_order_reads_open_orders_and_named_client_ids_by_index(
+    user: User, app: FastAPI
+) -> None:
+    await set_price(app, "BTCUSDT", "50000")
+    pid = (await user.portfolio(initial_balance="1000000"))["id"]
+    for n in range(5):  # some history: filled, resting and client-named orders
+        await order(
+            user,
+            portfolio_id=pid,
+            symbol="BTCUSDT",
+            side="buy",
+            type="market",
+            quantity="0.01",
+            client_order_id=f"old-{n}",
+        )
+        await order(
+            user,
+            portfolio_id=pid,
+            symbol="BTCUSDT",
+            side="buy",
+            type="limit",
+            quantity="0.01",
+            price="40000",
+        )
+
+    burst = [  # concurrent, so that the group commit places several in one unit of work
+        {
+            "portfolio_id": pid,
+            "symbol": "BTCUSDT",
+            "side": "buy",
+            "type": "market",
+            "quantity": "0.01",
+            "client_order_id": f"new-{n}",
+        }
+        for n in range(8)
+    ]
+    with statements_of_the_order_writer() as seen:
+        placed = await asyncio.gather(*(order(user, **body) for body in burst))
+    assert [o["status"] for o in placed] == ["filled"] * 8
+
+    reads = [(sql, params) for sql, params in seen if re.search(r"FROM orders\b", sql)]
+    client_ids = [r for r in reads if "client_order_id" in r[0]]
+    reserved = [r for r in reads if "reserved_margin" in r[0]]
+    assert any(len(params) > 2 for _, params in client_ids), "several ids checked at once"
+    assert reserved, "the reserved margin sum ran"
+    database = make_url(app.state.ctx.settings.database_url).database
+    assert database is not None
+    with sqlite3.connect(database) as connection:
+
+        def plan(sql: str, params: Any) -> str:
+            rows = connection.execute("EXPLAIN QUERY PLAN " + sql, params)
+            return " | ".join(row[3] for row in rows)
+
+        for sql, params in client_ids:
+            steps = plan(sql, params)
+            assert "SCAN orders" not in steps, f"{sql}\nreads every order: {steps}"
+            assert "client_order_id=?" in steps, f"{sql}\nreads the portfolio's history: {steps}"
+        for sql, params in reserved:
+            steps = plan(sql, params)
+            assert "portfolio_id=? AND is_open=?" in steps, (
+                f"{sql}\nreads more than open orders: {steps}"
+            )
