@@ -5,8 +5,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 from fastapi import FastAPI
+from redis.asyncio import Redis
 
 from papertrade.config import Settings
+from papertrade.kit.ratelimit import Charge, MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from tests.conftest import bearer, client_for, running_app, sign_up
 
 REDIS_URL = os.environ.get("PAPERTRADE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
@@ -36,8 +38,6 @@ async def test_each_credential_has_its_own_budget(tight_app: FastAPI) -> None:
 
 
 async def test_redis_store_shares_one_budget_between_processes(settings: Settings) -> None:
-    from redis.asyncio import Redis
-
     redis = Redis.from_url(REDIS_URL)
     try:
         await redis.ping()
@@ -56,3 +56,25 @@ async def test_redis_store_shares_one_budget_between_processes(settings: Setting
             ]
         await user.client.aclose()
     assert statuses == [200, 200, 200, 200, 429]
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["in-process", "redis"])
+async def test_a_refused_charge_leaves_the_later_budgets_untouched(shared: bool) -> None:
+    """A signed order charges weight, then the 10-second and 1-minute order counts, in one call;
+    an order refused by its 10-second count must not eat into its 1-minute count."""
+    redis = Redis.from_url(REDIS_URL) if shared else None
+    limiter: RateLimiter = RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter()
+    if redis is not None:
+        await redis.flushdb()
+    charges = [Charge("weight", 100, 60, 5), Charge("orders", 1, 10), Charge("orders", 50, 60)]
+    try:
+        first = await limiter.hit_all(charges)
+        second = await limiter.hit_all(charges)
+        counts = [await limiter.peek(c.key, c.window_s) for c in charges]
+    finally:
+        if redis is not None:
+            await redis.aclose()
+    assert [(u.allowed, u.used) for u in first] == [(True, 5), (True, 1), (True, 1)]
+    assert [(u.allowed, u.used) for u in second] == [(True, 10), (False, 1)]
+    assert second[1].retry_after >= 1
+    assert counts == [10, 1, 1]

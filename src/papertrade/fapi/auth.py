@@ -8,7 +8,7 @@ the bytes as received, never over re-encoded parameters.
 import hashlib
 import hmac
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from starlette.requests import Request
@@ -17,6 +17,7 @@ from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.fapi.errors import FapiError, mandatory
 from papertrade.fapi.params import Params
+from papertrade.kit.ratelimit import Charge
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import CompatKey, Portfolio
@@ -64,48 +65,51 @@ class Caller:
 
     principal: Principal
     portfolio_id: int
-    meter: Meter = field(default_factory=Meter)
 
 
 def client_ip(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-async def charge_weight(ctx: AppContext, subject: str, weight: int, meter: Meter) -> None:
-    """Charge request weight to `subject` (a compat key or an IP); -1003 with 429 when spent."""
-    limit = ctx.settings.rate_limit_compat_weight_per_min
-    usage = await ctx.limiter.hit(f"fapi-weight:{subject}", limit, 60, weight)
-    meter.weight = usage.used
-    if not usage.allowed:
+async def charge_weight(
+    ctx: AppContext, subject: str, weight: int, meter: Meter, orders_of: str | None = None
+) -> None:
+    """Charge request weight to `subject` (a compat key or an IP) and, for a new order, one order
+    against the `orders_of` key's 10-second and 1-minute order limits: all in one call to the
+    limiter (one Redis round trip). The first budget spent refuses the request with 429: -1003
+    for weight, -1015 for orders."""
+    settings = ctx.settings
+    charges = [
+        Charge(f"fapi-weight:{subject}", settings.rate_limit_compat_weight_per_min, 60, weight)
+    ]
+    if orders_of is not None:
+        charges += [
+            Charge(f"fapi-orders:{orders_of}:10", settings.rate_limit_compat_orders_per_10s, 10),
+            Charge(f"fapi-orders:{orders_of}:60", settings.rate_limit_compat_orders_per_min, 60),
+        ]
+    usages = await ctx.limiter.hit_all(charges)
+    meter.weight = usages[0].used
+    if len(usages) > 1:
+        meter.orders_10s = usages[1].used
+    if len(usages) > 2:
+        meter.orders_1m = usages[2].used
+    last = usages[-1]
+    if last.allowed:
+        return
+    limit = charges[len(usages) - 1].limit
+    retry = {"Retry-After": str(last.retry_after)}
+    if len(usages) == 1:
         raise FapiError(
             429,
             -1003,
             f"Too many requests; current limit is {limit} request weight per 1 MINUTE. "
             "Please use the websocket for live updates to avoid polling the API.",
-            {"Retry-After": str(usage.retry_after)},
+            retry,
         )
-
-
-async def charge_order(ctx: AppContext, caller: Caller) -> None:
-    """Count one new order against the key's 10-second and 1-minute order limits (-1015)."""
-    settings = ctx.settings
-    subject = f"fapi-orders:{caller.principal.rate_key}"
-    for window, limit, label in (
-        (10, settings.rate_limit_compat_orders_per_10s, "10 SECOND"),
-        (60, settings.rate_limit_compat_orders_per_min, "1 MINUTE"),
-    ):
-        usage = await ctx.limiter.hit(f"{subject}:{window}", limit, window)
-        if window == 10:
-            caller.meter.orders_10s = usage.used
-        else:
-            caller.meter.orders_1m = usage.used
-        if not usage.allowed:
-            raise FapiError(
-                429,
-                -1015,
-                f"Too many new orders; current limit is {limit} orders per {label}.",
-                {"Retry-After": str(usage.retry_after)},
-            )
+    label = "10 SECOND" if len(usages) == 2 else "1 MINUTE"
+    raise FapiError(
+        429, -1015, f"Too many new orders; current limit is {limit} orders per {label}.", retry
+    )
 
 
 def signed_message(query: bytes, body: bytes) -> bytes:
@@ -250,8 +254,11 @@ async def authenticate(
     body: bytes,
     weight: int,
     meter: Meter,
+    *,
+    places_order: bool = False,
 ) -> Caller:
-    """Resolve the compat key, charge its weight, check time and signature, refuse replays."""
+    """Resolve the compat key, check time and signature, charge its weight (and, for a new order,
+    its order limits), refuse replays."""
     try:
         api_key = _api_key(request)
         key = await _load_key(ctx, api_key)
@@ -265,10 +272,15 @@ async def authenticate(
         scope="write",
         portfolio_id=key.portfolio_id,
     )
-    await charge_weight(ctx, principal.rate_key, weight, meter)
-    timestamp, window = _check_timestamp(params)
-    _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
+    try:
+        timestamp, window = _check_timestamp(params)
+        _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
+    except FapiError:
+        await charge_weight(ctx, principal.rate_key, weight, meter)  # a spent budget says so first
+        raise
+    orders_of = principal.rate_key if places_order else None
+    await charge_weight(ctx, principal.rate_key, weight, meter, orders_of)
     if request.method != "GET":
         await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
     await _touch(ctx, key)
-    return Caller(principal, key.portfolio_id, meter)
+    return Caller(principal, key.portfolio_id)
