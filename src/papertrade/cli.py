@@ -10,6 +10,8 @@ from papertrade.config import get_settings
 def _serve(args: argparse.Namespace) -> None:
     import uvicorn
 
+    from papertrade import workers
+
     settings = get_settings()
     if args.workers > 1 and settings.is_sqlite:
         raise SystemExit(
@@ -17,15 +19,18 @@ def _serve(args: argparse.Namespace) -> None:
             "SQLite has a single writer."
         )
     settings.var_dir.mkdir(parents=True, exist_ok=True)
-    uvicorn.run(
-        "papertrade.app:create_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level=args.log_level,
-        proxy_headers=True,
-    )
+    options = {
+        "app": "papertrade.app:create_app",
+        "factory": True,
+        "host": args.host,
+        "port": args.port,
+        "log_level": args.log_level,
+        "proxy_headers": True,
+    }
+    if args.workers > 1 and workers.SUPPORTED:
+        workers.run(options, args.workers)
+    else:
+        uvicorn.run(**options, workers=args.workers)
 
 
 def _db_upgrade(_args: argparse.Namespace) -> None:
