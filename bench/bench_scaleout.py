@@ -2,7 +2,7 @@
 
 For each process count: a fresh PostgreSQL database, Redis, `papertrade serve --workers N`;
 MARKET orders through `POST /v1/order` and signed ones through `POST /fapi/v1/order`, each beside
-the same run's cheap GET (`/v1/market/status`, `/fapi/v1/ping`). The orders go to 16 portfolios
+the same run's cheap GET (`/v1/market/status`, `/fapi/v1/ping`). The orders go to 256 portfolios
 in turn (one account's orders are serialised on its row lock, whatever the number of
 processes; a deployment serves many accounts). On this 2-core machine the
 server processes, PostgreSQL and wrk share both cores (nothing is pinned), so a second process
