@@ -6,6 +6,10 @@ burst of them arriving together stays unevenly spread: 32 benchmark connections 
 worker and 6 on the other, and the second process then added little. Here every worker listens
 on a socket of its own bound to the same port with SO_REUSEPORT, and the kernel spreads new
 connections over the workers by their addresses. A worker that dies is replaced.
+
+SO_REUSEPORT would also let a second `papertrade serve` of the same user join the port silently
+and take half of its connections; the port is therefore checked to be free before the workers
+bind it, as a single process would find it.
 """
 
 import logging
@@ -23,12 +27,16 @@ log = logging.getLogger("papertrade.workers")
 SUPPORTED = hasattr(socket, "SO_REUSEPORT")  # Linux, the BSDs and macOS; elsewhere uvicorn's mode
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A socket bound to host:port that other sockets of this user may bind too."""
+RESTART_BACKOFF_S = (1, 2, 5, 10, 30)  # a worker dying again soon after it started waits longer
+
+
+def listening_socket(host: str, port: int, *, shared: bool = True) -> socket.socket:
+    """A socket bound to host:port; `shared`: other sockets of this user may bind it too."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     return sock
 
@@ -40,6 +48,11 @@ def _worker(options: dict[str, Any], sock: socket.socket) -> None:
 def run(options: dict[str, Any], count: int) -> None:
     """Serve `options` (uvicorn.Config arguments, host and port included) with `count` workers
     until SIGINT or SIGTERM, then stop them gracefully."""
+    host, port = options["host"], options["port"]
+    try:
+        listening_socket(host, port, shared=False).close()
+    except OSError as exc:
+        raise SystemExit(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
     spawn = multiprocessing.get_context("spawn")
     stopping = False
 
@@ -48,7 +61,7 @@ def run(options: dict[str, Any], count: int) -> None:
         stopping = True
 
     def start() -> BaseProcess:
-        sock = listening_socket(options["host"], options["port"])
+        sock = listening_socket(host, port)
         process = spawn.Process(target=_worker, args=(options, sock), name="papertrade-worker")
         process.start()
         sock.close()  # the worker has its own copy; the parent accepts nothing
@@ -57,13 +70,26 @@ def run(options: dict[str, Any], count: int) -> None:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     workers = [start() for _ in range(count)]
-    log.info("serving on %s:%s with %d workers", options["host"], options["port"], count)
+    started = [time.monotonic()] * count
+    restart_at: list[float | None] = [None] * count  # when a dead worker is started again
+    quick_deaths = [0] * count
+    log.info("serving on %s:%s with %d workers", host, port, count)
     while not stopping:
         time.sleep(0.2)
+        now = time.monotonic()
         for n, worker in enumerate(workers):
-            if not stopping and not worker.is_alive():
-                log.warning("worker %s exited (%s); starting another", worker.pid, worker.exitcode)
-                workers[n] = start()
+            if stopping or worker.is_alive():
+                continue
+            due = restart_at[n]
+            if due is None:  # found dead just now
+                quick = quick_deaths[n] = quick_deaths[n] + 1 if now - started[n] < 60 else 0
+                delay = RESTART_BACKOFF_S[min(quick, len(RESTART_BACKOFF_S)) - 1] if quick else 0
+                due = restart_at[n] = now + delay
+                log.warning(
+                    "worker %s exited (%s); another in %d s", worker.pid, worker.exitcode, delay
+                )
+            if now >= due:
+                workers[n], started[n], restart_at[n] = start(), now, None
     for worker in workers:
         worker.terminate()  # SIGTERM: uvicorn finishes the requests in flight
     for worker in workers:

@@ -116,3 +116,29 @@ async def test_a_killed_worker_is_replaced_and_a_stop_ends_them_all(
     supervisor.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(supervisor.wait(), 60) == 0
     assert not _listeners(port), "no worker is left listening"
+
+
+async def test_a_port_in_use_is_refused_rather_than_shared(
+    isolated_settings: Settings, tmp_path: Path
+) -> None:
+    """SO_REUSEPORT must not let a second deployment join a port someone already serves."""
+    if isolated_settings.is_sqlite:
+        pytest.skip("several processes share PostgreSQL only")
+    with socket.socket() as taken:
+        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # even a sharing listener
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "PAPERTRADE_DATABASE_URL": isolated_settings.database_url}
+        serve = [str(Path(sys.executable).parent / "papertrade"), "serve", "--port", str(port)]
+        process = await asyncio.create_subprocess_exec(
+            *serve,
+            "--workers",
+            "2",
+            env={**env, "PAPERTRADE_VAR_DIR": str(tmp_path)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in output.decode()

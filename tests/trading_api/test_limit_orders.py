@@ -1,10 +1,14 @@
 """LIMIT orders, the matching engine, restart, cancel races (trading core points 5, 6, 8)."""
 
+import asyncio
+import contextlib
 from decimal import Decimal
 
 from fastapi import FastAPI
+from sqlalchemy import select
 
 from papertrade.config import Settings
+from papertrade.models import Order
 from tests.conftest import User, client_for, running_app, sign_up
 from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
 
@@ -226,3 +230,45 @@ async def test_order_listing_pages_newest_first(user: User, app: FastAPI) -> Non
     ).json()
     assert [o["id"] for o in second["orders"]] == ids[::-1][3:]
     assert second["next_before_id"] is None
+
+
+async def test_an_order_filled_while_open_orders_are_read_is_not_put_back(
+    user: User, app: FastAPI
+) -> None:
+    """The follower re-reads open orders (to pick up other processes' orders). A read that began
+    before a fill committed still shows the order open; it must not return to the book, where it
+    would be a ghost the book keeps crossing."""
+    ctx = app.state.ctx
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    resting = await order(
+        user,
+        portfolio_id=pid,
+        symbol="BTCUSDT",
+        side="buy",
+        type="limit",
+        quantity="0.01",
+        price="55000",
+    )
+    book = ctx.engine.books.book("BTCUSDT")
+    assert resting["id"] in book
+    async with contextlib.AsyncExitStack() as hold:  # the fill cannot commit while this lasts
+        if ctx.db.is_sqlite:
+            await hold.enter_async_context(ctx.db.write_lock)
+        else:
+            session = await hold.enter_async_context(ctx.db.sessions())
+            await hold.enter_async_context(session.begin())
+            await session.execute(
+                select(Order.id).where(Order.id == resting["id"]).with_for_update()
+            )
+        tick = asyncio.create_task(set_price(app, "BTCUSDT", "54000"))
+        while resting["id"] in ctx.engine.books.book("BTCUSDT"):  # noqa: ASYNC110 (crossed)
+            await asyncio.sleep(0.01)
+        assert (await user.get(f"/v1/order/{resting['id']}")).json()["status"] == "new"
+        await ctx.engine.pick_up_open_orders(full=False)
+        assert resting["id"] not in ctx.engine.books.book("BTCUSDT")
+    await tick
+    filled = await wait_for_status(user, resting["id"], "filled")
+    assert filled["avg_price"] == 55000
+    await ctx.engine.pick_up_open_orders(full=True)
+    assert resting["id"] not in ctx.engine.books.book("BTCUSDT")

@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from collections.abc import Iterable
 
 from sqlalchemy import select
@@ -30,6 +31,9 @@ CHUNK = 500
 FOLLOW_INTERVAL_S = 0.25
 FOLLOW_LOOKBACK = 1000
 FULL_PASS_EVERY = 40  # a full pass every 10 s drops orders cancelled by other processes
+# How long an order this engine took out of its books is not put back from a read of the open
+# orders: a read that began before the fill or cancel committed still shows the order open.
+TAKEN_OUT_MEMORY_S = 60.0
 
 
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
@@ -50,12 +54,24 @@ class Engine:
         self._listening = False
         self.active = False  # only the elected engine matches; a standby keeps empty books
         self._watermark = 0
+        self._taken_out: dict[int, float] = {}  # order id → when this engine took it out
+
+    def _note_taken_out(self, order_ids: Iterable[int]) -> None:
+        now = time.monotonic()
+        for order_id in order_ids:
+            self._taken_out[order_id] = now
+
+    def _recently_taken_out(self) -> dict[int, float]:
+        horizon = time.monotonic() - TAKEN_OUT_MEMORY_S
+        self._taken_out = {i: t for i, t in self._taken_out.items() if t > horizon}
+        return self._taken_out
 
     async def start(self) -> None:
         """Rebuild the books from the open orders in the database and follow the stream."""
         self.books = Books()
         self.active = True
         self._watermark = 0
+        self._taken_out = {}
         count = await self.pick_up_open_orders(full=True)
         log.info("engine started with %d resting orders", count)
         assert self.ctx.market is not None
@@ -86,8 +102,9 @@ class Engine:
             statement = statement.where(Order.id > self._watermark - FOLLOW_LOOKBACK)
         async with self.ctx.db.reader() as session:
             rows = list(await session.scalars(statement.order_by(Order.id)))
+        taken_out = self._recently_taken_out()
         for order in rows:
-            if order.id not in self.books.book(order.symbol):
+            if order.id not in self.books.book(order.symbol) and order.id not in taken_out:
                 self.rest(order)
             self._watermark = max(self._watermark, order.id)
         if full:
@@ -130,6 +147,7 @@ class Engine:
     def unrest(self, symbol: str, order_id: int) -> None:
         if self.active:
             self.books.remove(symbol, order_id)
+            self._note_taken_out([order_id])
 
     async def on_tick(self, quote: Quote) -> None:
         """Fill what the new mark crosses, and settle funding when a funding time passes."""
@@ -138,6 +156,7 @@ class Engine:
         if self.books.get(quote.symbol) is not None:
             crossed = self.books.crossed(quote.symbol, quote.mark_price)
             if crossed:
+                self._note_taken_out(r.order_id for r in crossed)
                 await self.fill_crossed(quote.symbol, crossed)
         previous = self._funding_seen.get(quote.symbol)
         self._funding_seen[quote.symbol] = quote
