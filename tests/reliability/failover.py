@@ -138,6 +138,10 @@ def _crossed(truth: Truth, windows: list[tuple[int, int]]) -> dict[int, int]:
     return crossed
 
 
+async def _maker_fills(conn: asyncpg.Connection) -> int:
+    return int(await conn.fetchval("SELECT count(*) FROM fills WHERE liquidity = 'maker'"))
+
+
 async def run_failover(
     var_dir: Path,
     database_url: str,
@@ -192,13 +196,16 @@ async def run_failover(
             await asyncio.sleep(seconds_between)
             if restart is not None:
                 await restart
+            # The simulated price sometimes stays within a few bps for a whole short run: keep
+            # the load going (up to 30 s more) until the last leader has matched a resting order.
+            deadline = time.monotonic() + 30
+            while not await _maker_fills(conn_db) and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.5)
             stop.set()
             await asyncio.gather(*workers)
             windows.append((term + SETTLE_MS, _now()))
             await asyncio.sleep(SETTLE_MS / 1000)  # the last crossings' fills commit
-            report.maker_fills = int(
-                await conn_db.fetchval("SELECT count(*) FROM fills WHERE liquidity = 'maker'")
-            )
+            report.maker_fills = await _maker_fills(conn_db)
         finally:
             await conn_db.close()
     finally:
