@@ -49,30 +49,31 @@ async def _until(condition: Callable[[], bool], what: str, within: float = 60) -
         await asyncio.sleep(0.2)
 
 
+async def _serve(settings: Settings, var_dir: Path, port: int, *, stdout: int) -> Process:
+    """`papertrade serve --workers 2` on `port`, on the database of `settings`."""
+    env = {
+        **os.environ,
+        "PAPERTRADE_DATABASE_URL": settings.database_url,
+        "PAPERTRADE_VAR_DIR": str(var_dir),
+        "PAPERTRADE_MARKET_SOURCE": "sim",
+        "PAPERTRADE_SECRET_KEY": "test-secret-key",
+    }
+    serve = str(Path(sys.executable).parent / "papertrade")
+    return await asyncio.create_subprocess_exec(
+        *(serve, "serve", "--port", str(port), "--workers", str(WORKERS), "--log-level", "warning"),
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+    )
+
+
 @pytest.fixture
 async def served(isolated_settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[int, Process]]:
     """The port and the process of `papertrade serve --workers 2` on a database of its own."""
     if isolated_settings.is_sqlite:
         pytest.skip("several processes share PostgreSQL only")
     port = free_port()
-    env = {
-        **os.environ,
-        "PAPERTRADE_DATABASE_URL": isolated_settings.database_url,
-        "PAPERTRADE_VAR_DIR": str(tmp_path),
-        "PAPERTRADE_MARKET_SOURCE": "sim",
-        "PAPERTRADE_SECRET_KEY": "test-secret-key",
-    }
-    serve = [str(Path(sys.executable).parent / "papertrade"), "serve", "--port", str(port)]
-    process = await asyncio.create_subprocess_exec(
-        *serve,
-        "--workers",
-        str(WORKERS),
-        "--log-level",
-        "warning",
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = await _serve(isolated_settings, tmp_path, port, stdout=subprocess.DEVNULL)
     try:
         await _until(lambda: len(_listeners(port)) == WORKERS, "both workers listen")
         yield port, process
@@ -129,16 +130,7 @@ async def test_a_port_in_use_is_refused_rather_than_shared(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = {**os.environ, "PAPERTRADE_DATABASE_URL": isolated_settings.database_url}
-        serve = [str(Path(sys.executable).parent / "papertrade"), "serve", "--port", str(port)]
-        process = await asyncio.create_subprocess_exec(
-            *serve,
-            "--workers",
-            "2",
-            env={**env, "PAPERTRADE_VAR_DIR": str(tmp_path)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
+        process = await _serve(isolated_settings, tmp_path, port, stdout=subprocess.PIPE)
         output, _ = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode != 0
     assert f"cannot listen on 127.0.0.1:{port}" in output.decode()
