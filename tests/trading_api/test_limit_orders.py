@@ -4,10 +4,12 @@ import asyncio
 import contextlib
 from decimal import Decimal
 
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
 from papertrade.config import Settings
+from papertrade.engine import engine as engine_module
 from papertrade.models import Order
 from tests.conftest import User, client_for, running_app, sign_up
 from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
@@ -272,3 +274,31 @@ async def test_an_order_filled_while_open_orders_are_read_is_not_put_back(
     assert filled["avg_price"] == 55000
     await ctx.engine.pick_up_open_orders(full=True)
     assert resting["id"] not in ctx.engine.books.book("BTCUSDT")
+
+
+async def test_the_engine_forgets_taken_out_orders_after_a_while(
+    user: User, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the engine remembers of the orders it took out stays bounded: a long-running
+    embedded service crosses and cancels orders all day."""
+    monkeypatch.setattr(engine_module, "TAKEN_OUT_MEMORY_S", 0.2)
+    engine = app.state.ctx.engine
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    ids = []
+    for _ in range(2):
+        resting = await order(
+            user,
+            portfolio_id=pid,
+            symbol="BTCUSDT",
+            side="buy",
+            type="limit",
+            quantity="0.01",
+            price="50000",
+        )
+        ids.append(resting["id"])
+    assert (await user.delete(f"/v1/order/{ids[0]}")).status_code == 200
+    assert ids[0] in engine._taken_out
+    await asyncio.sleep(0.3)
+    assert (await user.delete(f"/v1/order/{ids[1]}")).status_code == 200
+    assert ids[0] not in engine._taken_out and ids[1] in engine._taken_out

@@ -59,12 +59,20 @@ class Engine:
     def _note_taken_out(self, order_ids: Iterable[int]) -> None:
         now = time.monotonic()
         for order_id in order_ids:
+            self._taken_out.pop(order_id, None)  # to the end: the dict stays in time order
             self._taken_out[order_id] = now
+        self._forget_taken_out(now)
 
-    def _recently_taken_out(self) -> dict[int, float]:
-        horizon = time.monotonic() - TAKEN_OUT_MEMORY_S
-        self._taken_out = {i: t for i, t in self._taken_out.items() if t > horizon}
-        return self._taken_out
+    def _forget_taken_out(self, now: float) -> None:
+        """Drop what is older than the memory, oldest first: each id is dropped once, so the
+        cost follows the crossings and cancels, not the size of the memory."""
+        horizon = now - TAKEN_OUT_MEMORY_S
+        taken_out = self._taken_out
+        while taken_out:
+            oldest = next(iter(taken_out))
+            if taken_out[oldest] > horizon:
+                break
+            del taken_out[oldest]
 
     async def start(self) -> None:
         """Rebuild the books from the open orders in the database and follow the stream."""
@@ -102,9 +110,9 @@ class Engine:
             statement = statement.where(Order.id > self._watermark - FOLLOW_LOOKBACK)
         async with self.ctx.db.reader() as session:
             rows = list(await session.scalars(statement.order_by(Order.id)))
-        taken_out = self._recently_taken_out()
+        self._forget_taken_out(time.monotonic())
         for order in rows:
-            if order.id not in self.books.book(order.symbol) and order.id not in taken_out:
+            if order.id not in self.books.book(order.symbol) and order.id not in self._taken_out:
                 self.rest(order)
             self._watermark = max(self._watermark, order.id)
         if full:
