@@ -71,7 +71,7 @@ def client_ip(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-async def charge_weight(
+async def charge(
     ctx: AppContext, subject: str, weight: int, meter: Meter, orders_of: str | None = None
 ) -> None:
     """Charge request weight to `subject` (a compat key or an IP) and, for a new order, one order
@@ -263,7 +263,7 @@ async def authenticate(
         api_key = _api_key(request)
         key = await _load_key(ctx, api_key)
     except FapiError:
-        await charge_weight(ctx, f"ip:{client_ip(request)}", weight, meter)
+        await charge(ctx, f"ip:{client_ip(request)}", weight, meter)
         raise
     principal = Principal(
         kind="compat",
@@ -276,10 +276,10 @@ async def authenticate(
         timestamp, window = _check_timestamp(params)
         _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
     except FapiError:
-        await charge_weight(ctx, principal.rate_key, weight, meter)  # a spent budget says so first
+        await charge(ctx, principal.rate_key, weight, meter)  # a spent budget says so first
         raise
     orders_of = principal.rate_key if places_order else None
-    await charge_weight(ctx, principal.rate_key, weight, meter, orders_of)
+    await charge(ctx, principal.rate_key, weight, meter, orders_of)
     if request.method != "GET":
         await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
     await _touch(ctx, key)

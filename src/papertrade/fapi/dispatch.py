@@ -15,7 +15,7 @@ from starlette.responses import Response
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.errors import PapertradeError
-from papertrade.fapi.auth import Caller, Meter, authenticate, charge_weight, client_ip
+from papertrade.fapi.auth import Caller, Meter, authenticate, charge, client_ip
 from papertrade.fapi.errors import FapiJSONResponse, error_response
 from papertrade.fapi.params import Params
 from papertrade.trading.errors import TradingRuleError
@@ -104,7 +104,7 @@ def route_handler(spec: Endpoint) -> Callable[[Request], Awaitable[Response]]:
                     ctx, request, params, query, body, weight, meter, places_order=spec.places_order
                 )
             else:
-                await charge_weight(ctx, f"ip:{client_ip(request)}", weight, meter)
+                await charge(ctx, f"ip:{client_ip(request)}", weight, meter)
             result = await spec.handler(Call(request, ctx, params, caller, meter))
             response = result if isinstance(result, Response) else FapiJSONResponse(result)
         except Exception as exc:
