@@ -4,6 +4,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from papertrade.engine import risk
 from tests.conftest import User, client_for
 from tests.trading_api.helpers import order, set_price
 from tests.ws.helpers import Socket, socket
@@ -224,3 +225,20 @@ async def test_a_rejected_alert_streams_order_rejected(
     assert rejected["error"] == "insufficient_margin" and rejected["symbol"] == "BTCUSDT"
     assert events[2]["data"]["status"] == "rejected"
     _consecutive(events)
+
+
+async def test_a_liquidation_is_notified_on_the_positions_channel(
+    app: FastAPI, live_url: str, user: User
+) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio(initial_balance="500"))["id"]
+    await user.post(f"/v1/portfolios/{pid}/leverage", json={"symbol": "BTCUSDT", "leverage": 50})
+    await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.3")
+    async with socket(live_url, await user.api_key()) as ws:
+        await ws.subscribe(f"positions:{pid}")
+        position = (await user.get(f"/v1/portfolios/{pid}/positions")).json()[0]
+        await set_price(app, "BTCUSDT", str(int(position["liquidation_price"]) - 50))
+        assert pid in await risk.liquidate_underwater(app.state.ctx)
+        liquidated = await ws.wait_for(lambda m: m.get("type") == "position.liquidated")
+    assert liquidated["channel"] == f"positions:{pid}"
+    assert liquidated["data"]["symbol"] == "BTCUSDT" and liquidated["data"]["quantity"] == 0
