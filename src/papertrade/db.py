@@ -19,6 +19,8 @@ from sqlalchemy.orm import DeclarativeBase, Session
 T = TypeVar("T")
 AnySession = Session | AsyncSession  # code that only adds, changes and emits takes either
 CommitHook = Callable[[dict[str, Any]], Awaitable[None]]
+# session.info key of what SQLite's writer thread remembers from one unit of work to the next.
+WRITER_MEMORY = "writer_memory"
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -56,6 +58,8 @@ class Database:
         self.commit_hooks: list[CommitHook] = []
         self._writer_engine: Engine | None = None
         self._writer_thread: ThreadPoolExecutor | None = None
+        self._writer_memory: dict[str, Any] = {}
+        self._writer_data_version: int | None = None
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
@@ -89,10 +93,13 @@ class Database:
     def _writer(self) -> ThreadPoolExecutor:
         if self._writer_thread is None:
             self._writer_thread = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
-            # One thread only ever uses this engine's connection.
+            # One thread only ever uses this engine's one connection (its data_version, below,
+            # is a property of the connection).
             self._writer_engine = create_engine(
                 make_url(self.url).set(drivername="sqlite"),
                 connect_args={"timeout": 30, "check_same_thread": False},
+                pool_size=1,
+                max_overflow=0,
             )
             event.listen(self._writer_engine, "connect", _writer_connection)
             event.listen(self._writer_engine, "begin", _begin_immediate)
@@ -101,9 +108,31 @@ class Database:
     def _run_on_writer(self, work: Callable[[Session], T]) -> tuple[T, dict[str, Any]]:
         assert self._writer_engine is not None
         with Session(self._writer_engine, expire_on_commit=False) as session:
-            with session.begin():
-                result = work(session)
+            try:
+                with session.begin():
+                    session.info[WRITER_MEMORY] = self._remembered(session)
+                    result = work(session)
+            except BaseException:
+                # What the failed unit changed in memory never reached the database.
+                self._writer_memory = {}
+                self._writer_data_version = None
+                raise
             return result, session.info
+
+    def _remembered(self, session: Session) -> dict[str, Any]:
+        """What the writer's earlier units of work left in memory, while it still holds.
+
+        Every other write to the database (the engine's fills, cancels, funding, the web app,
+        another process) commits through another connection. SQLite's data_version of this
+        connection changes exactly when one of those commits, so while it stands still, rows
+        this thread read and wrote are as it left them. Read under BEGIN IMMEDIATE: nobody else
+        can commit until this unit of work ends.
+        """
+        version = session.connection().exec_driver_sql("PRAGMA data_version").scalar_one()
+        if version != self._writer_data_version:
+            self._writer_memory = {}
+            self._writer_data_version = version
+        return self._writer_memory
 
     async def _committed(self, info: dict[str, Any]) -> None:
         for hook in self.commit_hooks:

@@ -14,7 +14,7 @@ from papertrade.config import Settings
 from papertrade.models import Order
 from papertrade.orders.record import COLUMNS
 from tests.conftest import ORIGIN, User, bearer, client_for, running_app, sign_up
-from tests.trading_api.helpers import equity, positions, set_price
+from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
 
 
 def _market(pid: int, quantity: str, **extra: Any) -> dict[str, Any]:
@@ -62,6 +62,32 @@ async def test_a_burst_is_answered_order_by_order(user: User, app: FastAPI) -> N
     for pid in (rich, poor):
         account = await equity(user, pid)
         assert Decimal(str(account["available"])) >= 0
+
+
+async def test_the_next_order_sees_what_was_changed_elsewhere(user: User, app: FastAPI) -> None:
+    """On SQLite the writer thread remembers portfolios from one group commit to the next. A fill
+    by the engine or a top-up, committed in between, must not be hidden by that memory."""
+    await set_price(app, "BTCUSDT", "50000")
+    pid = (await user.portfolio(initial_balance="1000"))["id"]
+    market = {"portfolio_id": pid, "symbol": "BTCUSDT", "type": "market"}
+    await order(user, **market, side="buy", quantity="0.01")
+    resting = await order(
+        user, **market | {"type": "limit"}, side="buy", quantity="0.01", price="49000"
+    )
+    await set_price(app, "BTCUSDT", "48900")
+    await wait_for_status(user, resting["id"], "filled")
+
+    closed = await order(user, **market, action="close", quantity="1")  # capped to the position
+    assert closed["side"] == "sell" and closed["quantity"] == 0.02  # both fills, not the first
+    assert (await positions(user, pid)).get("BTCUSDT", {"quantity": 0})["quantity"] == 0
+
+    # 1 BTC at 20× needs about 2,445 USDT of margin: more than the first balance.
+    topped = await user.post(f"/v1/portfolios/{pid}/top-up", json={"amount": "5000"})
+    assert topped.status_code == 200, topped.text
+    big = await order(user, **market, side="buy", quantity="1")
+    assert big["status"] == "filled"
+    account = await equity(user, pid)
+    assert account["balance"] == account["ledger_balance"]
 
 
 _POISON_SQLITE = """

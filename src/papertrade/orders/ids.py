@@ -4,15 +4,18 @@ An order's id goes into its fill and ledger rows and its events while the unit o
 open; asking the database for it one INSERT at a time is what made each order cost a dozen round
 trips. PostgreSQL hands out a block of its sequence in one query (sequences are safe across
 processes); SQLite has one writer, so the unit of work holding the write lock reads the highest id
-once and counts on from there.
+once and counts on from there, and the writer thread remembers it while nobody else writes
+(db.Database._remembered).
 """
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from papertrade.db import WRITER_MEMORY
 from papertrade.models import Order
 
 _POOL = "order_ids"
+_LAST = "order_ids_last"
 
 
 def reserve(session: Session, count: int) -> None:
@@ -27,11 +30,12 @@ def reserve(session: Session, count: int) -> None:
         )
         pool.extend(rows)
     else:
-        last = session.info.get("order_ids_last")
+        memory = session.info.get(WRITER_MEMORY, session.info)
+        last = memory.get(_LAST)
         if last is None:
             last = (session.scalar(select(func.coalesce(func.max(Order.id), 0)))) or 0
         pool.extend(range(last + 1, last + 1 + count))
-        session.info["order_ids_last"] = last + count
+        memory[_LAST] = last + count
 
 
 def next_id(session: Session) -> int:

@@ -49,12 +49,15 @@ def write(session: Session) -> None:
     pending: Pending | None = session.info.pop(_KEY, None)
     if pending is None:
         return
+    # On the connection, not the session: these are Core statements, and the session's ORM
+    # handling of each would cost more than the executemany itself.
+    connection = session.connection()
     if pending.orders:
-        session.execute(insert(_ORDERS), [order.row() for order in pending.orders])
+        connection.execute(insert(_ORDERS), [order.row() for order in pending.orders])
     if pending.filled:
-        session.execute(_UPDATE_FILLED, [order.fill_state() for order in pending.filled])
+        connection.execute(_UPDATE_FILLED, [order.fill_state() for order in pending.filled])
     session.flush()  # positions and balances the rows go with
     if pending.fills:
-        session.execute(insert(_FILLS), pending.fills)
+        connection.execute(insert(_FILLS), pending.fills)
     if pending.ledger:
-        session.execute(insert(_LEDGER), pending.ledger)
+        connection.execute(insert(_LEDGER), pending.ledger)

@@ -3,23 +3,34 @@
 A group commit (orders/writer.py) places many orders in one unit of work. Loading each portfolio
 (locked on PostgreSQL), its positions, the margin its resting orders reserve and the client order
 ids it already uses once for the whole group, and keeping them current in memory as the group's
-orders go in, is what turns a dozen queries per order into a handful per group.
+orders go in, is what turns a dozen queries per order into a handful per group. On SQLite the
+writer thread keeps these states from one group to the next for as long as nobody else writes
+(db.Database._remembered), so a busy portfolio is read once, not once per group.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
-from papertrade.db import AnySession
+from papertrade.db import WRITER_MEMORY, AnySession
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders.record import AnyOrder
 
 _KEY = "portfolio_states"
+_REMEMBERED_AT_MOST = 10_000  # portfolios; past that the memory starts again
+# Which of the group's (portfolio, client order id) pairs are taken: both lists go into the unique
+# index, as a cross product of lookups (never a scan of the history); the few pairs of another of
+# the group's portfolios are dropped in Python. Built once and run on the connection: the ORM's
+# per-statement work cost more than the lookup itself.
+_TAKEN_CLIENT_IDS = select(Order.portfolio_id, Order.client_order_id).where(
+    Order.portfolio_id.in_(bindparam("pids", expanding=True)),
+    Order.client_order_id.in_(bindparam("cids", expanding=True)),
+)
 
 
 @dataclass(slots=True)
@@ -48,6 +59,12 @@ def load(
     """
     states = _states(session)
     missing = sorted(set(portfolio_ids) - states.keys())
+    remembered = _remembered(session)
+    if remembered is not None and missing:
+        for pid in missing:
+            if (state := remembered.get(pid)) is not None:
+                states[pid] = _attach(session, state)
+        missing = [pid for pid in missing if pid not in states]
     if missing:
         portfolios = session.scalars(
             select(Portfolio)
@@ -68,31 +85,42 @@ def load(
             states[portfolio.id] = PortfolioState(
                 portfolio, positions[portfolio.id], reserved.get(portfolio.id, ZERO)
             )
+        if remembered is not None:
+            if len(remembered) + len(missing) > _REMEMBERED_AT_MOST:
+                remembered.clear()
+            remembered.update((pid, states[pid]) for pid in missing if pid in states)
     unchecked = {
         (pid, cid)
         for pid, cid in client_ids
         if pid in states and cid not in states[pid].checked_client_ids
     }
     if unchecked:
-        by_portfolio: dict[int, list[str]] = {}
-        for pid, cid in unchecked:
-            by_portfolio.setdefault(pid, []).append(cid)
-        # One (portfolio_id = ? AND client_order_id IN (…)) per portfolio, not a row-value IN:
-        # SQLite answers the row-value form by scanning the whole index, every order ever placed.
-        taken = session.execute(
-            select(Order.portfolio_id, Order.client_order_id).where(
-                or_(
-                    *(
-                        and_(Order.portfolio_id == pid, Order.client_order_id.in_(cids))
-                        for pid, cids in by_portfolio.items()
-                    )
-                )
-            )
+        taken = session.connection().execute(
+            _TAKEN_CLIENT_IDS,
+            {
+                "pids": sorted({pid for pid, _ in unchecked}),
+                "cids": sorted({c for _, c in unchecked}),
+            },
         )
         for pid, cid in taken:
-            states[pid].taken_client_ids.add(cid)
+            if (pid, cid) in unchecked:  # not another of the group's portfolios' ids
+                states[pid].taken_client_ids.add(cid)
         for pid, cid in unchecked:
             states[pid].checked_client_ids.add(cid)
+
+
+def _remembered(session: Session) -> dict[int, PortfolioState] | None:
+    memory: dict[str, dict[int, PortfolioState]] | None = session.info.get(WRITER_MEMORY)
+    return None if memory is None else memory.setdefault(_KEY, {})
+
+
+def _attach(session: Session, state: PortfolioState) -> PortfolioState:
+    """Bring a remembered state into this unit of work: its rows are tracked again (no query)."""
+    session.add(state.portfolio)
+    session.add_all(state.positions.values())
+    state.taken_client_ids = set()  # client order ids are checked against the database again
+    state.checked_client_ids = set()
+    return state
 
 
 def get(session: AnySession, portfolio_id: int) -> PortfolioState | None:
