@@ -7,11 +7,14 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from papertrade.config import Settings
 from papertrade.models import Order
+from papertrade.orders import workset
 from papertrade.orders.record import COLUMNS
 from tests.conftest import ORIGIN, User, bearer, client_for, running_app, sign_up
 from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
@@ -88,6 +91,33 @@ async def test_the_next_order_sees_what_was_changed_elsewhere(user: User, app: F
     assert big["status"] == "filled"
     account = await equity(user, pid)
     assert account["balance"] == account["ledger_balance"]
+
+
+async def test_a_failed_unit_of_work_leaves_nothing_remembered(user: User, app: FastAPI) -> None:
+    """A group that fails after changing a portfolio in memory (here: margin reserved for a
+    resting order) must not hand that change to the next group; the database never saw it."""
+    pid = (await user.portfolio(initial_balance="1000"))["id"]
+    db = app.state.ctx.db
+
+    def spoil(session: Session) -> None:
+        workset.load(session, [pid])
+        state = workset.get(session, pid)
+        assert state is not None
+        state.open_margin += Decimal("600")
+        state.portfolio.balance += Decimal("1")
+        raise RuntimeError("the commit failed")
+
+    def read(session: Session) -> tuple[Decimal, Decimal]:
+        workset.load(session, [pid])
+        state = workset.get(session, pid)
+        assert state is not None
+        return state.open_margin, state.portfolio.balance
+
+    await db.run_unit(read)  # remembered from here on (SQLite)
+    with pytest.raises(RuntimeError):
+        await db.run_unit(spoil)
+    (reserved, balance), _ = await db.run_unit(read)
+    assert (reserved, balance) == (Decimal("0"), Decimal("1000"))
 
 
 _POISON_SQLITE = """
