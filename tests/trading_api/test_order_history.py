@@ -80,9 +80,12 @@ async def test_an_order_reads_open_orders_and_named_client_ids_by_index(
         }
         for n in range(8)
     ]
+    # A second portfolio's orders, so that a group asks about the ids of two portfolios.
+    other = (await user.portfolio(initial_balance="1000000"))["id"]
+    burst += [body | {"portfolio_id": other} for body in burst[:4]]
     with statements_of_the_order_writer() as seen:
         placed = await asyncio.gather(*(order(user, **body) for body in burst))
-    assert [o["status"] for o in placed] == ["filled"] * 8
+    assert [o["status"] for o in placed] == ["filled"] * 12
 
     reads = [(sql, params) for sql, params in seen if re.search(r"FROM orders\b", sql)]
     client_ids = [r for r in reads if "client_order_id" in r[0]]

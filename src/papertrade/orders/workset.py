@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from papertrade.db import WRITER_MEMORY, AnySession
@@ -23,12 +23,10 @@ from papertrade.orders.record import AnyOrder
 
 _KEY = "portfolio_states"
 _REMEMBERED_AT_MOST = 10_000  # portfolios; past that the memory starts again
-# Which of the group's (portfolio, client order id) pairs are taken: both lists go into the unique
-# index, as a cross product of lookups (never a scan of the history); the few pairs of another of
-# the group's portfolios are dropped in Python. Built once and run on the connection: the ORM's
-# per-statement work cost more than the lookup itself.
+# Which of one portfolio's client order ids are taken, through the unique index. Built once and
+# run on the connection: the ORM's per-statement work cost more than the lookup itself.
 _TAKEN_CLIENT_IDS = select(Order.portfolio_id, Order.client_order_id).where(
-    Order.portfolio_id.in_(bindparam("pids", expanding=True)),
+    Order.portfolio_id == bindparam("pid"),
     Order.client_order_id.in_(bindparam("cids", expanding=True)),
 )
 
@@ -95,18 +93,33 @@ def load(
         if pid in states and cid not in states[pid].checked_client_ids
     }
     if unchecked:
-        taken = session.connection().execute(
-            _TAKEN_CLIENT_IDS,
-            {
-                "pids": sorted({pid for pid, _ in unchecked}),
-                "cids": sorted({c for _, c in unchecked}),
-            },
-        )
-        for pid, cid in taken:
-            if (pid, cid) in unchecked:  # not another of the group's portfolios' ids
-                states[pid].taken_client_ids.add(cid)
+        by_portfolio: dict[int, list[str]] = {}
+        for pid, cid in unchecked:
+            by_portfolio.setdefault(pid, []).append(cid)
+        for pid, cid in _taken(session, by_portfolio):
+            states[pid].taken_client_ids.add(cid)
         for pid, cid in unchecked:
             states[pid].checked_client_ids.add(cid)
+
+
+def _taken(session: Session, by_portfolio: dict[int, list[str]]) -> Iterable[tuple[int, str]]:
+    """The (portfolio, client order id) pairs asked about that are already used."""
+    connection = session.connection()
+    if len(by_portfolio) == 1:  # the usual group: one busy account
+        ((pid, cids),) = by_portfolio.items()
+        return connection.execute(_TAKEN_CLIENT_IDS, {"pid": pid, "cids": cids})
+    # One (portfolio_id = ? AND client_order_id IN (…)) per portfolio, not a row-value IN:
+    # SQLite answers the row-value form by scanning the whole index, every order ever placed.
+    return connection.execute(
+        select(Order.portfolio_id, Order.client_order_id).where(
+            or_(
+                *(
+                    and_(Order.portfolio_id == pid, Order.client_order_id.in_(cids))
+                    for pid, cids in by_portfolio.items()
+                )
+            )
+        )
+    )
 
 
 def _remembered(session: Session) -> dict[int, PortfolioState] | None:
