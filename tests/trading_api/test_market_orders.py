@@ -195,6 +195,12 @@ async def test_duplicate_client_order_id_is_refused(user: User, app: FastAPI) ->
     assert (await user.post("/v1/order", json=body)).status_code == 201
     again = await user.post("/v1/order", json=body)
     assert again.status_code == 409 and again.json()["error"] == "duplicate_client_order_id"
+    # The id is the portfolio's own: other portfolios use it freely, in the same group commit too.
+    others = [(await user.portfolio())["id"] for _ in range(2)]
+    placed = await asyncio.gather(
+        *(user.post("/v1/order", json=body | {"portfolio_id": other}) for other in others)
+    )
+    assert [r.status_code for r in placed] == [201, 201]
 
 
 async def test_only_the_owner_with_a_write_credential_trades(
