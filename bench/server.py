@@ -123,10 +123,12 @@ def wrk(
 
 
 def parse_wrk(output: str) -> dict[str, float]:
-    result: dict[str, float] = {"non2xx": 0.0}
+    result: dict[str, float] = {"non2xx": 0.0, "requests": 0.0}
     for line in output.splitlines():
         parts = line.split()
-        if line.startswith("Requests/sec:"):
+        if " requests in " in line:
+            result["requests"] = float(parts[0])
+        elif line.startswith("Requests/sec:"):
             result["rps"] = float(parts[1])
         elif len(parts) == 2 and parts[0] in ("50%", "99%"):
             result["p" + parts[0].rstrip("%")] = _ms(parts[1])
