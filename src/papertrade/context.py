@@ -64,9 +64,9 @@ class AppContext:
             yield session
         await self._committed(session.info)
 
-    async def run_unit(self, work: Callable[[Session], T]) -> T:
+    async def run_unit(self, work: Callable[[Session], T], *, remember: bool = False) -> T:
         """Run the synchronous `work` as one unit of work (see Database.run_unit), then as above."""
-        result, info = await self.db.run_unit(work)
+        result, info = await self.db.run_unit(work, remember=remember)
         await self._committed(info)
         return result
 

@@ -72,13 +72,19 @@ class Database:
                 yield session
             await self._committed(session.info)
 
-    async def run_unit(self, work: Callable[[Session], T]) -> tuple[T, dict[str, Any]]:
+    async def run_unit(
+        self, work: Callable[[Session], T], *, remember: bool = False
+    ) -> tuple[T, dict[str, Any]]:
         """Run the synchronous `work` in one unit of work; return its result and the session info.
 
         On SQLite the whole unit of work runs on a dedicated writer thread with the sqlite3
         driver: one hand-off per unit of work instead of several thread hops per statement
         (aiosqlite), which is what bounds a group of orders. Elsewhere it runs on the event loop
         over the async driver.
+
+        `remember`: the work keeps what it finds under session.info[WRITER_MEMORY] current with
+        everything it writes, so the writer thread may hand it to the next such unit of work
+        (see _remembered). Any other unit of work on the writer thread makes it forget.
         """
         if not self.is_sqlite:
             async with self.unit_of_work() as session:
@@ -86,7 +92,9 @@ class Database:
             return result, session.info
         async with self.write_lock:
             loop = asyncio.get_running_loop()
-            result, info = await loop.run_in_executor(self._writer(), self._run_on_writer, work)
+            result, info = await loop.run_in_executor(
+                self._writer(), self._run_on_writer, work, remember
+            )
             await self._committed(info)
         return result, info
 
@@ -105,19 +113,26 @@ class Database:
             event.listen(self._writer_engine, "begin", _begin_immediate)
         return self._writer_thread
 
-    def _run_on_writer(self, work: Callable[[Session], T]) -> tuple[T, dict[str, Any]]:
+    def _run_on_writer(
+        self, work: Callable[[Session], T], remember: bool
+    ) -> tuple[T, dict[str, Any]]:
         assert self._writer_engine is not None
         with Session(self._writer_engine, expire_on_commit=False) as session:
             try:
                 with session.begin():
-                    session.info[WRITER_MEMORY] = self._remembered(session)
+                    if remember:
+                        session.info[WRITER_MEMORY] = self._remembered(session)
+                    else:  # its writes would not change this connection's data_version
+                        self._forget()
                     result = work(session)
             except BaseException:
-                # What the failed unit changed in memory never reached the database.
-                self._writer_memory = {}
-                self._writer_data_version = None
+                self._forget()  # what the failed unit changed in memory never reached the database
                 raise
             return result, session.info
+
+    def _forget(self) -> None:
+        self._writer_memory = {}
+        self._writer_data_version = None
 
     def _remembered(self, session: Session) -> dict[str, Any]:
         """What the writer's earlier units of work left in memory, while it still holds.

@@ -9,11 +9,11 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from papertrade.config import Settings
-from papertrade.models import Order
+from papertrade.models import Order, Portfolio
 from papertrade.orders import workset
 from papertrade.orders.record import COLUMNS
 from tests.conftest import ORIGIN, User, bearer, client_for, running_app, sign_up
@@ -113,11 +113,36 @@ async def test_a_failed_unit_of_work_leaves_nothing_remembered(user: User, app: 
         assert state is not None
         return state.open_margin, state.portfolio.balance
 
-    await db.run_unit(read)  # remembered from here on (SQLite)
+    await db.run_unit(read, remember=True)  # remembered from here on (SQLite)
     with pytest.raises(RuntimeError):
-        await db.run_unit(spoil)
-    (reserved, balance), _ = await db.run_unit(read)
+        await db.run_unit(spoil, remember=True)
+    (reserved, balance), _ = await db.run_unit(read, remember=True)
     assert (reserved, balance) == (Decimal("0"), Decimal("1000"))
+
+
+async def test_a_unit_of_work_that_does_not_remember_makes_the_writer_forget(
+    user: User, app: FastAPI
+) -> None:
+    """A unit of work that changes a portfolio without keeping the memory current (here: a plain
+    UPDATE on the writer's own connection, which no data_version sees) must not leave the next
+    group a stale balance."""
+    pid = (await user.portfolio(initial_balance="1000"))["id"]
+    db = app.state.ctx.db
+
+    def balance(session: Session) -> Decimal:
+        workset.load(session, [pid])
+        state = workset.get(session, pid)
+        assert state is not None
+        return state.portfolio.balance
+
+    def top_up(session: Session) -> None:
+        session.execute(
+            update(Portfolio).where(Portfolio.id == pid).values(balance=Decimal("1500"))
+        )
+
+    assert (await db.run_unit(balance, remember=True))[0] == Decimal("1000")
+    await db.run_unit(top_up)
+    assert (await db.run_unit(balance, remember=True))[0] == Decimal("1500")
 
 
 _POISON_SQLITE = """

@@ -131,4 +131,6 @@ class OrderWriter:
                     outcomes.append(refused)
             return outcomes
 
-        return await ctx.run_unit(place_group)
+        # place_group keeps the loaded portfolios current (orders/workset.py), so they may be
+        # remembered for the next group.
+        return await ctx.run_unit(place_group, remember=True)
