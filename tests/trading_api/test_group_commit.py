@@ -93,6 +93,14 @@ async def test_the_next_order_sees_what_was_changed_elsewhere(user: User, app: F
     assert account["balance"] == account["ledger_balance"]
 
 
+def _loaded(session: Session, portfolio_id: int) -> workset.PortfolioState:
+    """The portfolio's trading state as a group commit loads it (remembered or read)."""
+    workset.load(session, [portfolio_id])
+    state = workset.get(session, portfolio_id)
+    assert state is not None
+    return state
+
+
 async def test_a_failed_unit_of_work_leaves_nothing_remembered(user: User, app: FastAPI) -> None:
     """A group that fails after changing a portfolio in memory (here: margin reserved for a
     resting order) must not hand that change to the next group; the database never saw it."""
@@ -100,17 +108,13 @@ async def test_a_failed_unit_of_work_leaves_nothing_remembered(user: User, app: 
     db = app.state.ctx.db
 
     def spoil(session: Session) -> None:
-        workset.load(session, [pid])
-        state = workset.get(session, pid)
-        assert state is not None
+        state = _loaded(session, pid)
         state.open_margin += Decimal("600")
         state.portfolio.balance += Decimal("1")
         raise RuntimeError("the commit failed")
 
     def read(session: Session) -> tuple[Decimal, Decimal]:
-        workset.load(session, [pid])
-        state = workset.get(session, pid)
-        assert state is not None
+        state = _loaded(session, pid)
         return state.open_margin, state.portfolio.balance
 
     await db.run_unit(read, remember=True)  # remembered from here on (SQLite)
@@ -130,10 +134,7 @@ async def test_a_unit_of_work_that_does_not_remember_makes_the_writer_forget(
     db = app.state.ctx.db
 
     def balance(session: Session) -> Decimal:
-        workset.load(session, [pid])
-        state = workset.get(session, pid)
-        assert state is not None
-        return state.portfolio.balance
+        return _loaded(session, pid).portfolio.balance
 
     def top_up(session: Session) -> None:
         session.execute(
