@@ -6,7 +6,7 @@ import pytest
 
 from papertrade.config import Settings
 from tests.conftest import PG_URL, client_for, running_app, sign_up
-from tests.trading_api.helpers import order, set_price, wait_for_status
+from tests.trading_api.helpers import limit, order, set_price, wait_for_status
 
 pytestmark = pytest.mark.skipif(
     not PG_URL, reason="leader election is a PostgreSQL feature; SQLite runs one process"
@@ -34,29 +34,13 @@ async def test_one_engine_leads_and_a_standby_takes_over(isolated_settings: Sett
             await set_price(standby, "BTCUSDT", "60000")
             pid = (await user.portfolio())["id"]
             # Placed through the standby process: the leader picks it up from the database.
-            first = await order(
-                user,
-                portfolio_id=pid,
-                symbol="BTCUSDT",
-                side="buy",
-                type="limit",
-                quantity="0.01",
-                price="59000",
-            )
+            first = await limit(user, pid, "buy", "0.01", "59000")
             await _until(lambda: first["id"] in leader.state.ctx.engine.books.book("BTCUSDT"))
             await set_price(leader, "BTCUSDT", "58900")
             filled = await wait_for_status(user, first["id"], "filled")
             assert filled["avg_price"] == 59000
 
-            second = await order(
-                user,
-                portfolio_id=pid,
-                symbol="BTCUSDT",
-                side="buy",
-                type="limit",
-                quantity="0.01",
-                price="57000",
-            )
+            second = await limit(user, pid, "buy", "0.01", "57000")
             leader_alive = False
             await leader_process.__aexit__(None, None, None)  # the leader goes away
             await _until(lambda: standby.state.ctx.engine.active)

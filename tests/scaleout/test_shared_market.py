@@ -18,7 +18,7 @@ from papertrade.market.sample import SAMPLE_START_MS
 from papertrade.market.shared import SharedFeed
 from papertrade.trading.values import Quote
 from tests.conftest import PG_URL, bearer, client_for, running_app, sign_up
-from tests.trading_api.helpers import order, set_price, wait_for_status
+from tests.trading_api.helpers import limit, set_price, wait_for_status
 
 pytestmark = pytest.mark.skipif(
     not PG_URL, reason="scale-out (several processes, one engine leader) needs PostgreSQL"
@@ -108,15 +108,7 @@ async def test_a_standby_takes_over_the_feed_and_publishes(shared_settings: Sett
             key = await user.api_key()
             await set_price(first, "BTCUSDT", "60000")
             await set_price(second, "BTCUSDT", "60000")
-            resting = await order(
-                user,
-                portfolio_id=pid,
-                symbol="BTCUSDT",
-                side="buy",
-                type="limit",
-                quantity="0.01",
-                price="59000",
-            )
+            resting = await limit(user, pid, "buy", "0.01", "59000")
             await _until(lambda: resting["id"] in first.state.ctx.engine.books.book("BTCUSDT"))
             old_origin = feed(first).origin
             first_alive = False

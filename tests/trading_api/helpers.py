@@ -50,6 +50,14 @@ async def order(user: User, **body: Any) -> dict[str, Any]:
     return dict(response.json())
 
 
+async def limit(
+    user: User, portfolio_id: int, side: str, quantity: str, price: str, **extra: Any
+) -> dict[str, Any]:
+    """Place a BTCUSDT LIMIT order (GTC unless `extra` says otherwise); 201 expected."""
+    body = {"symbol": "BTCUSDT", "side": side, "type": "limit", "quantity": quantity}
+    return await order(user, portfolio_id=portfolio_id, price=price, **(body | extra))
+
+
 async def wait_for_status(
     user: User, order_id: int, status: str, within: float = 5
 ) -> dict[str, Any]:

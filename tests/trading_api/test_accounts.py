@@ -6,7 +6,7 @@ from fastapi import FastAPI
 
 from papertrade.engine import risk, snapshots
 from tests.conftest import User, bearer, client_for
-from tests.trading_api.helpers import equity, order, positions, set_price
+from tests.trading_api.helpers import equity, limit, order, positions, set_price
 
 
 async def test_every_balance_change_is_a_ledger_entry(user: User, app: FastAPI) -> None:
@@ -73,15 +73,7 @@ async def test_underwater_portfolio_is_liquidated_at_the_mark(user: User, app: F
     pid = (await user.portfolio(initial_balance="500"))["id"]
     await user.post(f"/v1/portfolios/{pid}/leverage", json={"symbol": "BTCUSDT", "leverage": 50})
     await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.3")
-    resting = await order(
-        user,
-        portfolio_id=pid,
-        symbol="BTCUSDT",
-        side="buy",
-        type="limit",
-        quantity="0.01",
-        price="50000",
-    )
+    resting = await limit(user, pid, "buy", "0.01", "50000")
     liquidation_price = (await positions(user, pid))["BTCUSDT"]["liquidation_price"]
     assert 58000 < liquidation_price < 60000
     await set_price(app, "BTCUSDT", str(int(liquidation_price) - 50))
@@ -114,15 +106,7 @@ async def test_reset_and_top_up_keep_keys(user: User, app: FastAPI) -> None:
     await order(
         user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.05"
     )
-    await order(
-        user,
-        portfolio_id=pid,
-        symbol="BTCUSDT",
-        side="buy",
-        type="limit",
-        quantity="0.01",
-        price="50000",
-    )
+    await limit(user, pid, "buy", "0.01", "50000")
     topped = await user.post(f"/v1/portfolios/{pid}/top-up", json={"amount": "500.5"})
     assert topped.status_code == 200
     reset = await user.post(f"/v1/portfolios/{pid}/reset")

@@ -17,7 +17,14 @@ from papertrade.models import Order, Portfolio
 from papertrade.orders import workset
 from papertrade.orders.record import COLUMNS
 from tests.conftest import ORIGIN, User, bearer, client_for, running_app, sign_up
-from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
+from tests.trading_api.helpers import (
+    equity,
+    limit,
+    order,
+    positions,
+    set_price,
+    wait_for_status,
+)
 
 
 def _market(pid: int, quantity: str, **extra: Any) -> dict[str, Any]:
@@ -74,9 +81,7 @@ async def test_the_next_order_sees_what_was_changed_elsewhere(user: User, app: F
     pid = (await user.portfolio(initial_balance="1000"))["id"]
     market = {"portfolio_id": pid, "symbol": "BTCUSDT", "type": "market"}
     await order(user, **market, side="buy", quantity="0.01")
-    resting = await order(
-        user, **market | {"type": "limit"}, side="buy", quantity="0.01", price="49000"
-    )
+    resting = await limit(user, pid, "buy", "0.01", "49000")
     await set_price(app, "BTCUSDT", "48900")
     await wait_for_status(user, resting["id"], "filled")
 

@@ -12,21 +12,13 @@ from papertrade.config import Settings
 from papertrade.engine import engine as engine_module
 from papertrade.models import Order
 from tests.conftest import User, client_for, running_app, sign_up
-from tests.trading_api.helpers import equity, order, positions, set_price, wait_for_status
+from tests.trading_api.helpers import equity, limit, order, positions, set_price, wait_for_status
 
 
 async def test_limit_rests_is_listed_and_cancels(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
-    resting = await order(
-        user,
-        portfolio_id=pid,
-        symbol="BTCUSDT",
-        side="buy",
-        type="limit",
-        quantity="0.01",
-        price="55000",
-    )
+    resting = await limit(user, pid, "buy", "0.01", "55000")
     assert resting["status"] == "new" and resting["filled_quantity"] == 0
     listed = (await user.get("/v1/order", params={"portfolio_id": pid, "status": "open"})).json()
     assert [o["id"] for o in listed["orders"]] == [resting["id"]]
@@ -80,15 +72,7 @@ async def test_limit_fills_at_its_price_as_maker_when_the_mark_crosses(
 async def test_marketable_limit_fills_at_once_as_taker(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
-    taken = await order(
-        user,
-        portfolio_id=pid,
-        symbol="BTCUSDT",
-        side="buy",
-        type="limit",
-        quantity="0.01",
-        price="61000",
-    )
+    taken = await limit(user, pid, "buy", "0.01", "61000")
     assert taken["status"] == "filled" and taken["avg_price"] == 60000
     assert taken["commission"] == 0.3
 
@@ -147,15 +131,7 @@ async def test_resting_orders_survive_a_restart_and_fill_after(
         user = await sign_up(first)
         await set_price(first, "BTCUSDT", "60000")
         pid = (await user.portfolio())["id"]
-        resting = await order(
-            user,
-            portfolio_id=pid,
-            symbol="BTCUSDT",
-            side="buy",
-            type="limit",
-            quantity="0.01",
-            price="58000",
-        )
+        resting = await limit(user, pid, "buy", "0.01", "58000")
         await user.client.aclose()
     async with running_app(settings) as second:
         assert resting["id"] in second.state.ctx.engine.books["BTCUSDT"]
@@ -208,20 +184,7 @@ async def test_cancel_racing_a_fill_has_exactly_one_outcome(user: User, app: Fas
 async def test_order_listing_pages_newest_first(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
-    ids = [
-        (
-            await order(
-                user,
-                portfolio_id=pid,
-                symbol="BTCUSDT",
-                side="buy",
-                type="limit",
-                quantity="0.01",
-                price=str(50000 + i),
-            )
-        )["id"]
-        for i in range(5)
-    ]
+    ids = [(await limit(user, pid, "buy", "0.01", str(50000 + i)))["id"] for i in range(5)]
     first = (await user.get("/v1/order", params={"portfolio_id": pid, "limit": 3})).json()
     assert [o["id"] for o in first["orders"]] == ids[::-1][:3]
     second = (
@@ -243,15 +206,7 @@ async def test_an_order_filled_while_open_orders_are_read_is_not_put_back(
     ctx = app.state.ctx
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
-    resting = await order(
-        user,
-        portfolio_id=pid,
-        symbol="BTCUSDT",
-        side="buy",
-        type="limit",
-        quantity="0.01",
-        price="55000",
-    )
+    resting = await limit(user, pid, "buy", "0.01", "55000")
     book = ctx.engine.books.book("BTCUSDT")
     assert resting["id"] in book
     async with contextlib.AsyncExitStack() as hold:  # the fill cannot commit while this lasts
@@ -287,15 +242,7 @@ async def test_the_engine_forgets_taken_out_orders_after_a_while(
     pid = (await user.portfolio())["id"]
     ids = []
     for _ in range(2):
-        resting = await order(
-            user,
-            portfolio_id=pid,
-            symbol="BTCUSDT",
-            side="buy",
-            type="limit",
-            quantity="0.01",
-            price="50000",
-        )
+        resting = await limit(user, pid, "buy", "0.01", "50000")
         ids.append(resting["id"])
     assert (await user.delete(f"/v1/order/{ids[0]}")).status_code == 200
     assert ids[0] in engine._taken_out

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from sqlalchemy import Engine, event, make_url
 
 from tests.conftest import PG_URL, User
-from tests.trading_api.helpers import order, set_price
+from tests.trading_api.helpers import limit, order, set_price
 
 pytestmark = pytest.mark.skipif(bool(PG_URL), reason="reads SQLite's query plans")
 
@@ -57,15 +57,7 @@ async def test_an_order_reads_open_orders_and_named_client_ids_by_index(
             quantity="0.01",
             client_order_id=f"old-{n}",
         )
-        await order(
-            user,
-            portfolio_id=pid,
-            symbol="BTCUSDT",
-            side="buy",
-            type="limit",
-            quantity="0.01",
-            price="40000",
-        )
+        await limit(user, pid, "buy", "0.01", "40000")
     # A change committed elsewhere, so that the writer thread reads the portfolio afresh.
     await user.post(f"/v1/portfolios/{pid}/leverage", json={"symbol": "ETHUSDT", "leverage": 5})
 
