@@ -50,6 +50,13 @@ def _db_upgrade(_args: argparse.Namespace) -> None:
     print("database is at the newest revision")  # noqa: T201
 
 
+def _process_count(text: str) -> int:
+    count = int(text) if text.isdigit() else 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of processes, 1 or more")
+    return count
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     parser = argparse.ArgumentParser(prog="papertrade", description="Paper trading service")
@@ -57,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     serve = commands.add_parser("serve", help="run the service")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--workers", type=_process_count, default=1)
     serve.add_argument("--log-level", default="info")
     serve.set_defaults(handler=_serve)
     db = commands.add_parser("db", help="database maintenance")
