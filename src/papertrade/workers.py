@@ -25,8 +25,6 @@ import uvicorn
 
 log = logging.getLogger("papertrade.workers")
 SUPPORTED = hasattr(socket, "SO_REUSEPORT")  # Linux, the BSDs and macOS; elsewhere uvicorn's mode
-
-
 RESTART_BACKOFF_S = (1, 2, 5, 10, 30)  # a worker dying again soon after it started waits longer
 
 
