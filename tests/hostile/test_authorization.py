@@ -31,7 +31,7 @@ from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
 from tests.conftest import ORIGIN, User, bearer, client_for
 from tests.hostile.surface import RouteInfo, RouteKey, routes
-from tests.trading_api.helpers import order, set_price
+from tests.trading_api.helpers import market, order, set_price
 from tests.ws.helpers import Socket, socket, ws_url
 
 A_BALANCE = "77777"  # A's balances start with 7777; B's are 10000: a leak is visible
@@ -122,15 +122,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     }
     rest = await order(a, portfolio_id=pid, client_order_id=f"a-rest-{tag}", **resting)
     pub_rest = await order(a, portfolio_id=pub, client_order_id=f"a-pub-{tag}", **resting)
-    filled = await order(
-        a,
-        portfolio_id=pid,
-        symbol="ETHUSDT",
-        side="buy",
-        type="market",
-        quantity="0.1",
-        client_order_id=f"a-fill-{tag}",
-    )
+    filled = await market(a, pid, "ETHUSDT", "buy", "0.1", client_order_id=f"a-fill-{tag}")
     assert rest["status"] == "new" and filled["status"] == "filled", (rest, filled)
     key = await _created(
         await a.post("/v1/user/api-keys", json={"note": f"A-key-{tag}", "scope": "write"})

@@ -58,6 +58,14 @@ async def limit(
     return await order(user, portfolio_id=portfolio_id, price=price, **(body | extra))
 
 
+async def market(
+    user: User, portfolio_id: int, symbol: str, side: str, quantity: str, **extra: Any
+) -> dict[str, Any]:
+    """Place a MARKET order for `quantity` of `symbol`; 201 expected."""
+    body = {"symbol": symbol, "side": side, "type": "market", "quantity": quantity}
+    return await order(user, portfolio_id=portfolio_id, **(body | extra))
+
+
 async def wait_for_status(
     user: User, order_id: int, status: str, within: float = 5
 ) -> dict[str, Any]:

@@ -6,13 +6,13 @@ from fastapi import FastAPI
 
 from papertrade.engine import risk, snapshots
 from tests.conftest import User, bearer, client_for
-from tests.trading_api.helpers import equity, limit, order, positions, set_price
+from tests.trading_api.helpers import equity, limit, market, order, positions, set_price
 
 
 async def test_every_balance_change_is_a_ledger_entry(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
-    await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.1")
+    await market(user, pid, "BTCUSDT", "buy", "0.1")
     await set_price(app, "BTCUSDT", "61000")
     await order(
         user, portfolio_id=pid, symbol="BTCUSDT", action="close", type="market", quantity="0.1"
@@ -27,7 +27,7 @@ async def test_every_balance_change_is_a_ledger_entry(user: User, app: FastAPI) 
 async def test_equity_is_balance_plus_unrealized(user: User, app: FastAPI) -> None:
     await set_price(app, "ETHUSDT", "3000")
     pid = (await user.portfolio())["id"]
-    await order(user, portfolio_id=pid, symbol="ETHUSDT", side="sell", type="market", quantity="2")
+    await market(user, pid, "ETHUSDT", "sell", "2")
     await set_price(app, "ETHUSDT", "2900")
     account = await equity(user, pid)
     assert account["unrealized_pnl"] == 200
@@ -43,12 +43,8 @@ async def test_funding_is_charged_once_with_the_right_sign(
     long_pid = (await user.portfolio())["id"]
     other: User = await user_factory()  # type: ignore[operator]
     short_pid = (await other.portfolio())["id"]
-    await order(
-        user, portfolio_id=long_pid, symbol="LINKUSDT", side="buy", type="market", quantity="100"
-    )
-    await order(
-        other, portfolio_id=short_pid, symbol="LINKUSDT", side="sell", type="market", quantity="100"
-    )
+    await market(user, long_pid, "LINKUSDT", "buy", "100")
+    await market(other, short_pid, "LINKUSDT", "sell", "100")
     before_long = (await equity(user, long_pid))["balance"]
     before_short = (await equity(other, short_pid))["balance"]
     ctx = app.state.ctx
@@ -72,7 +68,7 @@ async def test_underwater_portfolio_is_liquidated_at_the_mark(user: User, app: F
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio(initial_balance="500"))["id"]
     await user.post(f"/v1/portfolios/{pid}/leverage", json={"symbol": "BTCUSDT", "leverage": 50})
-    await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.3")
+    await market(user, pid, "BTCUSDT", "buy", "0.3")
     resting = await limit(user, pid, "buy", "0.01", "50000")
     liquidation_price = (await positions(user, pid))["BTCUSDT"]["liquidation_price"]
     assert 58000 < liquidation_price < 60000
@@ -91,9 +87,7 @@ async def test_underwater_portfolio_is_liquidated_at_the_mark(user: User, app: F
 async def test_healthy_portfolio_is_not_liquidated(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
-    await order(
-        user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.01"
-    )
+    await market(user, pid, "BTCUSDT", "buy", "0.01")
     await set_price(app, "BTCUSDT", "59000")
     assert pid not in await risk.liquidate_underwater(app.state.ctx)
     assert "BTCUSDT" in await positions(user, pid)
@@ -103,9 +97,7 @@ async def test_reset_and_top_up_keep_keys(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
     key = await user.api_key("write")
-    await order(
-        user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.05"
-    )
+    await market(user, pid, "BTCUSDT", "buy", "0.05")
     await limit(user, pid, "buy", "0.01", "50000")
     topped = await user.post(f"/v1/portfolios/{pid}/top-up", json={"amount": "500.5"})
     assert topped.status_code == 200

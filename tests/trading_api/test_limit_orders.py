@@ -12,7 +12,15 @@ from papertrade.config import Settings
 from papertrade.engine import engine as engine_module
 from papertrade.models import Order
 from tests.conftest import User, client_for, running_app, sign_up
-from tests.trading_api.helpers import equity, limit, order, positions, set_price, wait_for_status
+from tests.trading_api.helpers import (
+    equity,
+    limit,
+    market,
+    order,
+    positions,
+    set_price,
+    wait_for_status,
+)
 
 
 async def test_limit_rests_is_listed_and_cancels(user: User, app: FastAPI) -> None:
@@ -103,7 +111,7 @@ async def test_resting_close_order_is_capped_when_the_position_shrank(
 ) -> None:
     await set_price(app, "SOLUSDT", "150")
     pid = (await user.portfolio())["id"]
-    await order(user, portfolio_id=pid, symbol="SOLUSDT", side="buy", type="market", quantity="10")
+    await market(user, pid, "SOLUSDT", "buy", "10")
     take_profit = await order(
         user,
         portfolio_id=pid,

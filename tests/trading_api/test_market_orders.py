@@ -6,20 +6,13 @@ from decimal import Decimal
 from fastapi import FastAPI
 
 from tests.conftest import User, bearer, client_for
-from tests.trading_api.helpers import equity, order, positions, set_price
+from tests.trading_api.helpers import equity, market, order, positions, set_price
 
 
 async def test_market_buy_fills_at_the_mark_with_taker_commission(user: User, app: FastAPI) -> None:
     await set_price(app, "BTCUSDT", "60000")
     portfolio = await user.portfolio()
-    filled = await order(
-        user,
-        portfolio_id=portfolio["id"],
-        symbol="BTCUSDT",
-        side="buy",
-        type="market",
-        quantity="0.01",
-    )
+    filled = await market(user, portfolio["id"], "BTCUSDT", "buy", "0.01")
     assert filled["status"] == "filled"
     assert filled["avg_price"] == 60000 and filled["filled_quantity"] == 0.01
     assert filled["commission"] == 0.3  # 600 USDT × 0.05 %
@@ -109,9 +102,7 @@ async def test_close_is_forced_to_reduce_and_capped(user: User, app: FastAPI) ->
     await set_price(app, "BTCUSDT", "60000")
     portfolio = await user.portfolio()
     pid = portfolio["id"]
-    await order(
-        user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.02"
-    )
+    await market(user, pid, "BTCUSDT", "buy", "0.02")
     await set_price(app, "BTCUSDT", "61000")
     closed = await order(
         user,
@@ -141,11 +132,9 @@ async def test_close_is_forced_to_reduce_and_capped(user: User, app: FastAPI) ->
 async def test_flip_through_zero_realizes_then_opens(user: User, app: FastAPI) -> None:
     await set_price(app, "SOLUSDT", "150")
     pid = (await user.portfolio())["id"]
-    await order(user, portfolio_id=pid, symbol="SOLUSDT", side="buy", type="market", quantity="10")
+    await market(user, pid, "SOLUSDT", "buy", "10")
     await set_price(app, "SOLUSDT", "140")
-    flip = await order(
-        user, portfolio_id=pid, symbol="SOLUSDT", side="sell", type="market", quantity="25"
-    )
+    flip = await market(user, pid, "SOLUSDT", "sell", "25")
     assert flip["realized_pnl"] == -100
     held = (await positions(user, pid))["SOLUSDT"]
     assert held["quantity"] == -15 and held["entry_price"] == 140 and held["side"] == "short"
@@ -154,9 +143,9 @@ async def test_flip_through_zero_realizes_then_opens(user: User, app: FastAPI) -
 async def test_average_entry_on_adds(user: User, app: FastAPI) -> None:
     pid = (await user.portfolio())["id"]
     await set_price(app, "ETHUSDT", "3000")
-    await order(user, portfolio_id=pid, symbol="ETHUSDT", side="buy", type="market", quantity="1")
+    await market(user, pid, "ETHUSDT", "buy", "1")
     await set_price(app, "ETHUSDT", "3300")
-    await order(user, portfolio_id=pid, symbol="ETHUSDT", side="buy", type="market", quantity="2")
+    await market(user, pid, "ETHUSDT", "buy", "2")
     held = (await positions(user, pid))["ETHUSDT"]
     assert held["entry_price"] == 3200 and held["unrealized_pnl"] == 300
 
@@ -176,7 +165,7 @@ async def test_leverage_bounds_and_effect(user: User, app: FastAPI) -> None:
     )
     assert zero.status_code == 422
     await set_price(app, "BTCUSDT", "60000")
-    await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.1")
+    await market(user, pid, "BTCUSDT", "buy", "0.1")
     held = (await positions(user, pid))["BTCUSDT"]
     assert held["leverage"] == 5 and held["margin"] == 1200
 

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 from sqlalchemy import Engine, event, make_url
 
 from tests.conftest import PG_URL, User
-from tests.trading_api.helpers import limit, order, set_price
+from tests.trading_api.helpers import limit, market, order, set_price
 
 pytestmark = pytest.mark.skipif(bool(PG_URL), reason="reads SQLite's query plans")
 
@@ -48,15 +48,7 @@ async def test_an_order_reads_open_orders_and_named_client_ids_by_index(
     await set_price(app, "BTCUSDT", "50000")
     pid = (await user.portfolio(initial_balance="1000000"))["id"]
     for n in range(5):  # some history: filled, resting and client-named orders
-        await order(
-            user,
-            portfolio_id=pid,
-            symbol="BTCUSDT",
-            side="buy",
-            type="market",
-            quantity="0.01",
-            client_order_id=f"old-{n}",
-        )
+        await market(user, pid, "BTCUSDT", "buy", "0.01", client_order_id=f"old-{n}")
         await limit(user, pid, "buy", "0.01", "40000")
     # A change committed elsewhere, so that the writer thread reads the portfolio afresh.
     await user.post(f"/v1/portfolios/{pid}/leverage", json={"symbol": "ETHUSDT", "leverage": 5})

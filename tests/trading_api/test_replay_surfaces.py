@@ -8,7 +8,7 @@ from papertrade.market.replay import SAMPLE_PATH
 from papertrade.market.replay_data import load_tapes
 from papertrade.market.sample import SAMPLE_START_MS
 from tests.conftest import client_for, running_app, sign_up
-from tests.trading_api.helpers import order
+from tests.trading_api.helpers import market
 
 MINUTE = 60_000
 
@@ -38,9 +38,7 @@ async def test_the_sample_day_is_what_every_surface_shows(isolated_settings: Set
             assert Decimal(fapi_klines[0][1]) == first.open
 
             pid = (await user.portfolio(initial_balance="100000"))["id"]
-            filled = await order(
-                user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.01"
-            )
+            filled = await market(user, pid, "BTCUSDT", "buy", "0.01")
             assert filled["status"] == "filled"
             assert first.low <= Decimal(str(filled["avg_price"])) <= first.high
         finally:

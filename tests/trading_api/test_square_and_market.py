@@ -6,7 +6,7 @@ import httpx
 from fastapi import FastAPI
 
 from tests.conftest import User
-from tests.trading_api.helpers import order, set_price
+from tests.trading_api.helpers import market, order, set_price
 
 
 async def test_square_lists_public_portfolios_with_stats(
@@ -16,7 +16,7 @@ async def test_square_lists_public_portfolios_with_stats(
     public = await user.portfolio(visibility="public", name="winner")
     private = await user.portfolio(visibility="private", name="hidden")
     pid = public["id"]
-    await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.1")
+    await market(user, pid, "BTCUSDT", "buy", "0.1")
     await set_price(app, "BTCUSDT", "62000")
     await order(
         user, portfolio_id=pid, symbol="BTCUSDT", action="close", type="market", quantity="0.1"

@@ -6,7 +6,7 @@ from fastapi import FastAPI
 
 from papertrade.engine import risk
 from tests.conftest import User, client_for
-from tests.trading_api.helpers import order, set_price
+from tests.trading_api.helpers import market, order, set_price
 from tests.ws.helpers import Socket, socket
 
 ACCOUNT = ("orders", "positions", "balance")
@@ -39,9 +39,7 @@ async def test_a_rest_market_order_streams_order_position_and_balance_in_order(
     async with socket(live_url, await user.api_key()) as ws:
         reply = await ws.subscribe(*(f"{c}:{pid}" for c in ACCOUNT))
         assert reply["channels"] == [f"{c}:{pid}" for c in ACCOUNT]
-        placed = await order(
-            user, portfolio_id=pid, symbol="SOLUSDT", side="buy", type="market", quantity="2"
-        )
+        placed = await market(user, pid, "SOLUSDT", "buy", "2")
         events = await _events(ws, 4)
     assert [e["type"] for e in events] == [
         "order.new",
@@ -233,7 +231,7 @@ async def test_a_liquidation_is_notified_on_the_positions_channel(
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio(initial_balance="500"))["id"]
     await user.post(f"/v1/portfolios/{pid}/leverage", json={"symbol": "BTCUSDT", "leverage": 50})
-    await order(user, portfolio_id=pid, symbol="BTCUSDT", side="buy", type="market", quantity="0.3")
+    await market(user, pid, "BTCUSDT", "buy", "0.3")
     async with socket(live_url, await user.api_key()) as ws:
         await ws.subscribe(f"positions:{pid}")
         position = (await user.get(f"/v1/portfolios/{pid}/positions")).json()[0]
