@@ -18,6 +18,7 @@ from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
 from papertrade.engine.leader import Leadership
 from papertrade.fapi import routes as fapi_routes
+from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse, native_error
 from papertrade.market.from_settings import feed_from_settings, shared_feed
 from papertrade.middleware import BodyLimitMiddleware, IdempotencyMiddleware
@@ -38,6 +39,7 @@ Authenticate with `Authorization: Bearer <API_KEY>` or the web session cookie (w
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; the lifespan applies migrations and starts the background parts."""
     settings = settings or get_settings()
+    logredact.install()
     ctx = AppContext.build(settings)
     writer = ctx.orders = OrderWriter(ctx)
 

@@ -5,6 +5,9 @@ import asyncio
 import logging
 
 from papertrade.config import get_settings
+from papertrade.kit import logredact
+
+KEEP_ALIVE_S = 65
 
 
 def _serve(args: argparse.Namespace) -> None:
@@ -19,6 +22,7 @@ def _serve(args: argparse.Namespace) -> None:
             "SQLite has a single writer."
         )
     settings.var_dir.mkdir(parents=True, exist_ok=True)
+    settings.resolved_secret_key()  # generated here, once, before any worker starts
     options = {
         "app": "papertrade.app:create_app",
         "factory": True,
@@ -26,6 +30,9 @@ def _serve(args: argparse.Namespace) -> None:
         "port": args.port,
         "log_level": args.log_level,
         "proxy_headers": True,
+        # Longer than any common bot loop (freqtrade polls every 5 s, uvicorn's default keep-alive)
+        # and than load balancers' 60 s, so a client never reuses a connection being closed.
+        "timeout_keep_alive": KEEP_ALIVE_S,
     }
     if args.workers > 1 and workers.SUPPORTED:
         workers.run(options, args.workers)
@@ -72,4 +79,5 @@ def main(argv: list[str] | None = None) -> None:
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logredact.install()
     args.handler(args)

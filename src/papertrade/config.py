@@ -1,6 +1,9 @@
 """Settings from environment variables prefixed PAPERTRADE_ (see README, Configuration)."""
 
+import contextlib
+import os
 import secrets
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -90,17 +93,36 @@ class Settings(BaseSettings):
         return found
 
     def resolved_secret_key(self) -> str:
-        """The configured secret, or one generated on first run and kept under var_dir."""
+        """The configured secret, or one generated on first run and kept under var_dir.
+
+        Several processes may start together on a fresh var_dir (`serve --workers N`), so the
+        file is written whole under a temporary name and then linked into place: exactly one
+        process's key wins, and every other process reads that one, never a partial file.
+        """
         if self.secret_key:
             return self.secret_key
         path = self.var_dir / "secret_key"
-        if path.exists():
-            return path.read_text().strip()
-        self.var_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_urlsafe(48)
-        path.write_text(key)
-        path.chmod(0o600)
+        if not path.exists():
+            self.var_dir.mkdir(parents=True, exist_ok=True)
+            _create_once(path, secrets.token_urlsafe(48))
+        key = path.read_text().strip()
+        if not key:
+            raise SystemExit(f"{path} is empty: restore it from a backup or remove it")
         return key
+
+
+def _create_once(path: Path, content: str) -> None:
+    """Create `path` holding `content` unless it exists, atomically even across processes."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")
+    try:
+        with os.fdopen(fd, "w") as out:  # mkstemp makes it readable by the owner only
+            out.write(content)
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):  # another process linked its file first
+            os.link(temporary, path)
+    finally:
+        os.unlink(temporary)
 
 
 @lru_cache

@@ -1,7 +1,10 @@
 """ASGI middleware: request size limit and Idempotency-Key replay for /v1 writes."""
 
 import hashlib
+import json
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 from typing import Any
+from urllib.parse import parse_qsl
 
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
@@ -127,18 +130,18 @@ class IdempotencyMiddleware:
         if body is None:
             body = await read_body(receive, self.ctx.settings.max_body_bytes)
         scope_hash = hashlib.sha256(credential.encode("latin-1")).hexdigest()
-        digest = hashlib.sha256(
-            b"\n".join(
-                [scope["method"].encode(), scope["path"].encode(), scope["query_string"], body]
-            )
-        ).hexdigest()
-        early = await self._claim(scope_hash, key, digest)
+        digests = (
+            request_fingerprint(scope, body, self.ctx.settings.legacy_prefix),
+            # Records written by the release before (kept 24 hours) hold the raw bytes' digest.
+            _raw_fingerprint(scope, body),
+        )
+        early = await self._claim(scope_hash, key, digests)
         if early is not None:
             await early(scope, receive, send)
             return
         await self._run_and_store(scope, body, send, scope_hash, key)
 
-    async def _claim(self, scope_hash: str, key: str, digest: str) -> Any:
+    async def _claim(self, scope_hash: str, key: str, digests: tuple[str, str]) -> Any:
         """Insert an in-flight record, or return the response that answers this repeat."""
         now = now_ms()
         try:
@@ -157,14 +160,14 @@ class IdempotencyMiddleware:
                         IdempotencyRecord(
                             scope=scope_hash,
                             key=key,
-                            request_hash=digest,
+                            request_hash=digests[0],
                             expires_at=now + IDEMPOTENCY_TTL_MS,
                         )
                     )
                     return None
         except IntegrityError:
             return _in_flight()
-        if record.request_hash != digest:
+        if record.request_hash not in digests:
             return native_error(
                 422,
                 "idempotency_key_reused",
@@ -213,6 +216,44 @@ class IdempotencyMiddleware:
                         record.status_code = status
                         record.response_body = b"".join(chunks)
                         record.content_type = content_type
+
+
+def request_fingerprint(scope: Scope, body: bytes, legacy_prefix: str) -> str:
+    """What makes two requests the same request, as Stripe compares them: the method, the route
+    (the legacy prefix is the same API as /v1), the query's parameters and the parsed JSON body,
+    whatever its spacing, key order or number spelling (5000 and 5000.00 are one number)."""
+    path: str = scope["path"]
+    if path.startswith(legacy_prefix + "/"):
+        path = "/v1" + path[len(legacy_prefix) :]
+    query = sorted(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+    try:
+        parsed = json.loads(body, parse_float=_number, parse_int=_number) if body else None
+        canonical = repr(_sorted(parsed))
+    except (ValueError, RecursionError):  # not JSON: the bytes are the request
+        canonical = repr(body)
+    text = "\n".join([scope["method"], path, repr(query), canonical])
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _number(text: str) -> Decimal:
+    """The number without trailing zeros, exactly (a context as precise as the text rounds
+    nothing)."""
+    exact = Context(prec=len(text), Emax=MAX_EMAX, Emin=MIN_EMIN)
+    return Decimal(text).normalize(exact)
+
+
+def _sorted(value: Any) -> Any:
+    """`value` with every object's members in key order (keys are unique, so only keys compare)."""
+    if isinstance(value, dict):
+        return sorted((name, _sorted(member)) for name, member in value.items())
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def _raw_fingerprint(scope: Scope, body: bytes) -> str:
+    parts = [scope["method"].encode(), scope["path"].encode(), scope["query_string"], body]
+    return hashlib.sha256(b"\n".join(parts)).hexdigest()
 
 
 def _in_flight() -> Any:

@@ -88,3 +88,27 @@ async def test_stored_responses_survive_a_restart(settings: Settings) -> None:
     assert again.json() == first.json()
     assert len(mine.json()) == 1
     await user.client.aclose()
+
+
+async def test_the_same_request_spelled_differently_is_replayed(user: User) -> None:
+    headers = {"Idempotency-Key": "respelled", "Content-Type": "application/json"}
+    first = await user.post(
+        "/v1/portfolios", content=b'{"name":"same","initial_balance":5000}', headers=headers
+    )
+    respelled = await user.post(
+        "/v1/portfolios",
+        content=b'{ "initial_balance" : 5000.00 ,\n "name" : "same" }',
+        headers=headers,
+    )
+    legacy = await user.post(
+        "/api/portfolios", json={"name": "same", "initial_balance": 5000}, headers=headers
+    )
+    assert first.status_code == 201
+    for again in (respelled, legacy):
+        assert again.status_code == 201 and again.json() == first.json(), again.text
+        assert again.headers["idempotent-replayed"] == "true"
+    assert await _count(user) == 1
+    changed = await user.post(
+        "/v1/portfolios", json={"name": "same", "initial_balance": 5000.5}, headers=headers
+    )
+    assert changed.json()["error"] == "idempotency_key_reused"

@@ -65,12 +65,18 @@ async def test_another_users_private_portfolio_is_404(user: User, user_factory: 
         assert response.json()["error"] == "portfolio_not_found"
 
 
-async def test_by_code_public_for_everyone(user: User, anon: Any) -> None:
+async def test_by_code_public_for_everyone(user: User, anon: Any, user_factory: Any) -> None:
     public = await user.portfolio(visibility="public", name="open book")
     private = await user.portfolio()
-    assert (await anon.get(f"/v1/portfolios/by_code/{public['code']}")).json()[
-        "name"
-    ] == "open book"
+    stranger: User = await user_factory()
+    for viewer in (anon, stranger):
+        seen = (await viewer.get(f"/v1/portfolios/by_code/{public['code']}")).json()
+        # The public record, as on the public page: no internal id, wallet balance or fee rates.
+        public_page = (await anon.get(f"/v1/portfolios/{public['code']}/public")).json()
+        assert seen == public_page and seen["name"] == "open book"
+        assert not {"id", "balance", "maker_fee_rate", "taker_fee_rate"} & set(seen)
+    owned = (await user.get(f"/v1/portfolios/by_code/{public['code']}")).json()
+    assert owned["id"] == public["id"] and owned["balance"] == 10000
     assert (await anon.get(f"/v1/portfolios/by_code/{private['code']}")).status_code == 404
     assert (await user.get(f"/v1/portfolios/by_code/{private['code']}")).status_code == 200
     for junk in ["X123", "P", "Pabc", "P" + "9" * 30]:

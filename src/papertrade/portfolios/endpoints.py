@@ -17,6 +17,8 @@ from papertrade.portfolios.schemas import (
     WebhookTokenCreated,
     WebhookTokenRead,
 )
+from papertrade.square.endpoints import public_view
+from papertrade.square.schemas import PublicPortfolio
 
 router = APIRouter(tags=["portfolios"])
 
@@ -46,11 +48,17 @@ async def my_portfolios(principal: Caller, ctx: Ctx) -> list[PortfolioRead]:
         return [PortfolioRead.model_validate(p) for p in rows]
 
 
-@router.get("/portfolios/by_code/{code}", response_model=PortfolioRead)
-async def portfolio_by_code(code: str, principal: MaybeCaller, ctx: Ctx) -> PortfolioRead:
-    """Look up by short code (e.g. P0000001): public ones for anyone, private for the owner."""
+@router.get("/portfolios/by_code/{code}", response_model=PortfolioRead | PublicPortfolio)
+async def portfolio_by_code(
+    code: str, principal: MaybeCaller, ctx: Ctx
+) -> PortfolioRead | PublicPortfolio:
+    """Look up by short code (e.g. P0000001). The owner gets the whole portfolio; anyone else
+    gets the public view of a public one (as `/portfolios/{code}/public`), never a private one."""
     async with ctx.db.reader() as session:
-        return PortfolioRead.model_validate(await service.get_by_code(session, principal, code))
+        portfolio = await service.get_by_code(session, principal, code)
+        if principal is not None and service.is_owner(principal, portfolio):
+            return PortfolioRead.model_validate(portfolio)
+        return await public_view(session, ctx.market, portfolio)
 
 
 @router.get("/portfolios/{portfolio_id}", response_model=PortfolioRead)

@@ -60,13 +60,22 @@ async def get_owned(
     return check_owned(await session.scalar(statement), principal, portfolio_id)
 
 
+def is_owner(principal: Principal, portfolio: Portfolio) -> bool:
+    """Whether the caller may see and manage `portfolio` (a credential bound to another portfolio
+    of the same user may not)."""
+    return portfolio.user_id == principal.user_id and principal.portfolio_id in (
+        None,
+        portfolio.id,
+    )
+
+
 def check_owned(portfolio: Portfolio | None, principal: Principal, portfolio_id: int) -> Portfolio:
     """`portfolio` when it is the caller's live portfolio `portfolio_id`, else a 404."""
     if (
         portfolio is None
-        or portfolio.user_id != principal.user_id
         or portfolio.deleted_at is not None
-        or (principal.portfolio_id is not None and principal.portfolio_id != portfolio_id)
+        or portfolio.id != portfolio_id
+        or not is_owner(principal, portfolio)
     ):
         raise NotFound("Portfolio not found.", code="portfolio_not_found")
     return portfolio
@@ -79,7 +88,7 @@ async def get_by_code(session: AsyncSession, principal: Principal | None, code: 
     if portfolio is None or portfolio.deleted_at is not None:
         raise NotFound("Portfolio not found.", code="portfolio_not_found")
     if portfolio.visibility != "public" and (
-        principal is None or principal.user_id != portfolio.user_id
+        principal is None or not is_owner(principal, portfolio)
     ):
         raise NotFound("Portfolio not found.", code="portfolio_not_found")
     return portfolio

@@ -5,8 +5,10 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.v1 import Ctx
+from papertrade.market.feed import MarketFeed
 from papertrade.models import Portfolio
 from papertrade.portfolios import service as portfolio_service
 from papertrade.square import stats
@@ -69,10 +71,17 @@ async def square(
     )
 
 
+async def public_view(
+    session: AsyncSession, market: MarketFeed | None, portfolio: Portfolio
+) -> PublicPortfolio:
+    """What anyone may see of a public portfolio: its record, not its ids, wallet or fee rates."""
+    (computed,) = await stats.compute(session, market, [portfolio])
+    return _public(computed)
+
+
 @router.get("/portfolios/{code}/public", response_model=PublicPortfolio)
 async def public_portfolio(code: str, ctx: Ctx) -> PublicPortfolio:
     """One public portfolio by short code; private ones are a 404 here for everyone."""
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_by_code(session, None, code)
-        (computed,) = await stats.compute(session, ctx.market, [portfolio])
-    return _public(computed)
+        return await public_view(session, ctx.market, portfolio)
