@@ -38,6 +38,7 @@ def served(
             "PAPERTRADE_RATE_LIMIT_COMPAT_WEIGHT_PER_MIN": "100000000",
             "PAPERTRADE_RATE_LIMIT_COMPAT_ORDERS_PER_10S": "100000000",
             "PAPERTRADE_RATE_LIMIT_COMPAT_ORDERS_PER_MIN": "100000000",
+            "PAPERTRADE_RATE_LIMIT_UNAUTHENTICATED_IP_PER_MIN": "100000000",  # anonymous GETs
             **(extra_env or {}),
         }
         command = [

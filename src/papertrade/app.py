@@ -13,6 +13,7 @@ from sqlalchemy import text
 from starlette.responses import HTMLResponse, Response
 
 from papertrade import __version__, errorhandlers, migrate, openapi, v1
+from papertrade.auth.ip_budget import AddressBudgetMiddleware
 from papertrade.config import Settings, get_settings
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
@@ -21,8 +22,14 @@ from papertrade.fapi import routes as fapi_routes
 from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse, native_error
 from papertrade.market.from_settings import feed_from_settings, shared_feed
-from papertrade.middleware import BodyLimitMiddleware, IdempotencyMiddleware
+from papertrade.middleware import (
+    BodyLimitMiddleware,
+    IdempotencyMiddleware,
+    SecurityHeadersMiddleware,
+    docs_csp,
+)
 from papertrade.orders.writer import OrderWriter
+from papertrade.textguard import NulGuardMiddleware
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
 from papertrade.ws import service as ws_service
@@ -96,7 +103,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _add_platform_routes(app, ctx)
     app.include_router(web_routes.router)
     app.add_middleware(IdempotencyMiddleware, ctx=ctx)
+    app.add_middleware(NulGuardMiddleware, settings=settings)
     app.add_middleware(BodyLimitMiddleware, ctx=ctx)
+    app.add_middleware(AddressBudgetMiddleware, ctx=ctx)  # before any body is read
+    app.add_middleware(SecurityHeadersMiddleware, settings=settings)  # outermost: every answer
     return app
 
 
@@ -113,12 +123,17 @@ def _add_platform_routes(app: FastAPI, ctx: AppContext) -> None:
     if (FRONTEND / "swagger-ui-dist").is_dir():
         app.mount("/static/vendor", StaticFiles(directory=FRONTEND), name="vendor")
 
+    page = get_swagger_ui_html(
+        openapi_url="/v1/openapi.json",
+        title="Papertrade API",
+        swagger_js_url="/static/vendor/swagger-ui-dist/swagger-ui-bundle.js",
+        swagger_css_url="/static/vendor/swagger-ui-dist/swagger-ui.css",
+        swagger_favicon_url="/static/vendor/swagger-ui-dist/favicon-32x32.png",
+        # No badge from the public validator: the page loads nothing from elsewhere.
+        swagger_ui_parameters={"validatorUrl": None},
+    )
+    csp = docs_csp(bytes(page.body))
+
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url="/v1/openapi.json",
-            title="Papertrade API",
-            swagger_js_url="/static/vendor/swagger-ui-dist/swagger-ui-bundle.js",
-            swagger_css_url="/static/vendor/swagger-ui-dist/swagger-ui.css",
-            swagger_favicon_url="/static/vendor/swagger-ui-dist/favicon-32x32.png",
-        )
+        return HTMLResponse(page.body, headers={"Content-Security-Policy": csp})

@@ -29,7 +29,10 @@ def _serve(args: argparse.Namespace) -> None:
         "host": args.host,
         "port": args.port,
         "log_level": args.log_level,
-        "proxy_headers": True,
+        # uvicorn believes X-Forwarded-For from the proxies the service trusts (auth/client_ip.py)
+        # and from nobody else; left to itself it would believe any peer on 127.0.0.1.
+        "proxy_headers": bool(settings.trusted_proxies),
+        "forwarded_allow_ips": settings.trusted_proxies or None,
         # Longer than any common bot loop (freqtrade polls every 5 s, uvicorn's default keep-alive)
         # and than load balancers' 60 s, so a client never reuses a connection being closed.
         "timeout_keep_alive": KEEP_ALIVE_S,

@@ -5,10 +5,11 @@ import os
 import secrets
 import tempfile
 from functools import lru_cache
+from ipaddress import ip_network
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "testserver"}
@@ -37,6 +38,18 @@ class Settings(BaseSettings):
     rate_limit_compat_weight_per_min: int = 2400
     rate_limit_compat_orders_per_10s: int = 300
     rate_limit_compat_orders_per_min: int = 1200
+    # Per client IP (see trusted_proxies), for requests no credential vouches for: anonymous
+    # requests, public reads and refused API keys, sessions and webhook tokens (/v1, /webhook).
+    rate_limit_unauthenticated_ip_per_min: int = 1200
+    # Sign-in throttling counts failed sign-ins only (a success gives its charge back). One
+    # address gets 10 tries at an account, so a single attacker cannot spend the account's 50.
+    rate_limit_login_account_ip_per_15min: int = 10
+    rate_limit_login_account_per_15min: int = 50
+    rate_limit_login_ip_per_15min: int = 100
+    rate_limit_signup_ip_per_hour: int = 5
+    # Reverse proxies (IPs or CIDR networks) whose X-Forwarded-For is believed; by default
+    # nobody's, and the client IP is the TCP peer.
+    trusted_proxies: list[str] = Field(default_factory=list)
     max_body_bytes: int = 64 * 1024
 
     market_source: str = "auto"  # auto | binance | sim | replay
@@ -61,6 +74,18 @@ class Settings(BaseSettings):
     ws_max_subscriptions: int = 200
     # Inbound alert webhook (docs/webhooks.md): per token, on top of the per-minute limit.
     rate_limit_webhook_per_3min: int = 15
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            try:
+                ip_network(entry, strict=False)
+            except ValueError as exc:
+                raise ValueError(
+                    f"trusted_proxies: {entry!r} is not an IP address or network"
+                ) from exc
+        return value
 
     @model_validator(mode="after")
     def _fill_defaults(self) -> "Settings":

@@ -14,6 +14,7 @@ from papertrade.auth.credcache import CredentialCache
 from papertrade.config import Settings
 from papertrade.db import Database
 from papertrade.events import Event, EventBus
+from papertrade.kit.deployment import namespace
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from papertrade.kit.security import SecretCipher
 
@@ -44,7 +45,11 @@ class AppContext:
     @classmethod
     def build(cls, settings: Settings) -> "AppContext":
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
-        limiter: RateLimiter = RedisRateLimiter(redis) if redis else MemoryRateLimiter()
+        limiter: RateLimiter = (
+            RedisRateLimiter(redis, namespace(settings.database_url))
+            if redis
+            else MemoryRateLimiter()
+        )
         credentials = CredentialCache(redis)
         db = Database(settings.database_url)
         db.commit_hooks.append(credentials.after_commit)

@@ -12,6 +12,7 @@ from papertrade.context import AppContext
 from papertrade.errors import PapertradeError, RateLimited
 from papertrade.fapi.errors import HTTP_STATUS_TO_FAPI, domain_to_fapi, fapi_error
 from papertrade.kit.responses import native_error
+from papertrade.middleware import apply_security_headers
 from papertrade.surfaces import is_fapi_path
 from papertrade.trading.errors import TradingRuleError
 
@@ -90,8 +91,17 @@ async def on_validation_error(request: Request, exc: Exception) -> Response:
 async def on_unhandled(request: Request, exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
     if _is_fapi(request):
-        return fapi_error(500, -1000, "An unknown error occured while processing the request.")
-    return native_error(500, "internal_error", "Something went wrong on our side; it was logged.")
+        response: Response = fapi_error(
+            500, -1000, "An unknown error occured while processing the request."
+        )
+    else:
+        response = native_error(
+            500, "internal_error", "Something went wrong on our side; it was logged."
+        )
+    # Starlette sends this answer from outside every middleware: add their headers here.
+    ctx: AppContext = request.app.state.ctx
+    apply_security_headers(response.headers, ctx.settings.public_base_url.startswith("https://"))
+    return response
 
 
 def install(app: FastAPI) -> None:

@@ -56,7 +56,7 @@ async def test_duplicate_signup_is_refused_even_with_other_case(app: FastAPI) ->
     async with client_for(app) as client:
         again = await client.post(
             "/v1/auth/signup",
-            json={"email": email.replace("example.com", "EXAMPLE.com"), "password": "whatever1"},
+            json={"email": email.replace("example.com", "EXAMPLE.com"), "password": "whatever-1-2"},
         )
     assert again.status_code == 409
     assert again.json() == {

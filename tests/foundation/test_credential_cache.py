@@ -1,35 +1,20 @@
 """Keys are remembered between requests, yet a revocation holds on the very next request,
 in every process of a deployment (the processes share Redis)."""
 
-import os
 from urllib.parse import urlencode
 
 import httpx
-import pytest
-from redis.asyncio import Redis
 
 from papertrade.config import Settings
 from tests.conftest import bearer, client_for, running_app, sign_up
 from tests.fapi.helpers import now_ms, signature
-
-REDIS_URL = os.environ.get("PAPERTRADE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-
-
-async def _shared(isolated_settings: Settings) -> Settings:
-    redis = Redis.from_url(REDIS_URL)
-    try:
-        await redis.ping()
-    except Exception:
-        pytest.fail(f"Redis is required for this test at {REDIS_URL}")
-    finally:
-        await redis.aclose()
-    return isolated_settings.model_copy(update={"redis_url": REDIS_URL})
+from tests.foundation.helpers import with_redis
 
 
 async def test_a_native_key_revoked_in_one_process_fails_in_the_other(
     isolated_settings: Settings,
 ) -> None:
-    settings = await _shared(isolated_settings)
+    settings = await with_redis(isolated_settings)
     async with running_app(settings) as one, running_app(settings) as two:
         user = await sign_up(one)
         created = (await user.post("/v1/user/api-keys", json={"scope": "write"})).json()
@@ -48,7 +33,7 @@ async def test_a_native_key_revoked_in_one_process_fails_in_the_other(
 async def test_a_compat_key_revoked_in_one_process_fails_in_the_other(
     isolated_settings: Settings,
 ) -> None:
-    settings = await _shared(isolated_settings)
+    settings = await with_redis(isolated_settings)
     async with running_app(settings) as one, running_app(settings) as two:
         user = await sign_up(one)
         pid = (await user.portfolio())["id"]

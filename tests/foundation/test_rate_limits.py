@@ -1,6 +1,6 @@
 """Per-credential rate limits, in-process and shared through Redis (foundation point 10)."""
 
-import os
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -10,8 +10,7 @@ from redis.asyncio import Redis
 from papertrade.config import Settings
 from papertrade.kit.ratelimit import Charge, MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from tests.conftest import bearer, client_for, running_app, sign_up
-
-REDIS_URL = os.environ.get("PAPERTRADE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+from tests.foundation.helpers import REDIS_URL, fresh_window, with_redis
 
 
 @pytest.fixture
@@ -24,6 +23,7 @@ async def tight_app(settings: Settings) -> AsyncIterator[FastAPI]:
 async def test_each_credential_has_its_own_budget(tight_app: FastAPI) -> None:
     user = await sign_up(tight_app)
     first, second = await user.api_key(), await user.api_key()
+    await fresh_window(60, 10)
     async with client_for(tight_app) as client:
         statuses = [
             (await client.get("/v1/user", headers=bearer(first))).status_code for _ in range(6)
@@ -38,17 +38,11 @@ async def test_each_credential_has_its_own_budget(tight_app: FastAPI) -> None:
 
 
 async def test_redis_store_shares_one_budget_between_processes(settings: Settings) -> None:
-    redis = Redis.from_url(REDIS_URL)
-    try:
-        await redis.ping()
-    except Exception:
-        pytest.fail(f"Redis is required for this test at {REDIS_URL}")
-    await redis.flushdb()
-    await redis.aclose()
-    shared = settings.model_copy(update={"rate_limit_api_key_per_min": 4, "redis_url": REDIS_URL})
+    shared = (await with_redis(settings)).model_copy(update={"rate_limit_api_key_per_min": 4})
     async with running_app(shared) as one, running_app(shared) as two:
         user = await sign_up(one)
         key = await user.api_key()
+        await fresh_window(60, 10)
         async with client_for(one) as a, client_for(two) as b:
             statuses = [
                 (await client.get("/v1/user", headers=bearer(key))).status_code
@@ -63,11 +57,12 @@ async def test_a_refused_charge_leaves_the_later_budgets_untouched(shared: bool)
     """A signed order charges weight, then the 10-second and 1-minute order counts, in one call;
     an order refused by its 10-second count must not eat into its 1-minute count."""
     redis = Redis.from_url(REDIS_URL) if shared else None
-    limiter: RateLimiter = RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter()
-    if redis is not None:
-        await redis.flushdb()
+    limiter: RateLimiter = (
+        RedisRateLimiter(redis, uuid.uuid4().hex) if redis is not None else MemoryRateLimiter()
+    )
     charges = [Charge("weight", 100, 60, 5), Charge("orders", 1, 10), Charge("orders", 50, 60)]
     try:
+        await fresh_window(60, 5)  # the 10-second windows end at the same moments
         first = await limiter.hit_all(charges)
         second = await limiter.hit_all(charges)
         counts = [await limiter.peek(c.key, c.window_s) for c in charges]

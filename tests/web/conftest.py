@@ -7,6 +7,7 @@ database. Chromium is Debian's (/usr/bin/chromium); Playwright only drives it.
 """
 
 import asyncio
+import json
 import os
 import re
 import socket
@@ -161,6 +162,23 @@ async def sign_up_in_browser(page: Page, email: str, password: str = "s3cret-pas
     await page.wait_for_url("**/app")
     # The portfolio list has loaded (and the layout has settled).
     await expect(page.locator("#pf-list")).not_to_have_attribute("aria-busy", "true")
+
+
+async def call(page: Page, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    """The /v1 API from inside the page, as the app calls it (cookie + X-CSRF-Token)."""
+    script = """async ([method, path, body]) => {
+        const csrf = document.cookie.split('; ').find((c) => c.startsWith('csrf_token='));
+        const response = await fetch(path, {
+            method,
+            headers: {'Content-Type': 'application/json',
+                      'X-CSRF-Token': csrf ? decodeURIComponent(csrf.split('=')[1]) : ''},
+            body: body === null ? undefined : JSON.stringify(body),
+        });
+        return [response.status, await response.text()];
+    }"""
+    status, text = await page.evaluate(script, [method, path, body])
+    assert status < 300, (status, text)
+    return json.loads(text)
 
 
 @pytest.fixture

@@ -1,32 +1,12 @@
 """The other pages in headless Chromium: settings keys, public pages, forms, phone width."""
 
-import json
-from typing import Any
-
 import httpx
 from playwright.async_api import Browser, Page, expect
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import PHONE, Steps, WebApp, new_context, sign_up_in_browser
-
-
-async def call(page: Page, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-    """The /v1 API from inside the page, as the app calls it (cookie + X-CSRF-Token)."""
-    script = """async ([method, path, body]) => {
-        const csrf = document.cookie.split('; ').find((c) => c.startsWith('csrf_token='));
-        const response = await fetch(path, {
-            method,
-            headers: {'Content-Type': 'application/json',
-                      'X-CSRF-Token': csrf ? decodeURIComponent(csrf.split('=')[1]) : ''},
-            body: body === null ? undefined : JSON.stringify(body),
-        });
-        return [response.status, await response.text()];
-    }"""
-    status, text = await page.evaluate(script, [method, path, body])
-    assert status < 300, (status, text)
-    return json.loads(text)
+from tests.web.conftest import PHONE, Steps, WebApp, call, new_context, sign_up_in_browser
 
 
 async def test_settings_api_keys(page: Page, web: WebApp, steps: Steps) -> None:

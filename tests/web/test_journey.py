@@ -9,6 +9,16 @@ from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
 from tests.web.conftest import Steps, WebApp, sign_up_in_browser
 
+# The copy is asynchronous: what a paste would give once the clipboard holds `expected` (or
+# after 10 s, what it holds then). Polled in the page: wait_for_function does not await promises.
+CLIPBOARD_WHEN_IT_HOLDS = """async (expected) => {
+    for (let tries = 0; tries < 100; tries++) {
+        if ((await navigator.clipboard.readText()) === expected) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return navigator.clipboard.readText();
+}"""
+
 
 def tradingview(template: str, *, action: str, contracts: str, position: str = "") -> str:
     """The alert body TradingView sends for `template` on a BINANCE:ETHUSDT.P strategy."""
@@ -54,12 +64,9 @@ async def test_new_user_journey(page: Page, web: WebApp, steps: Steps) -> None:
         api_key = await page.input_value("#new-api-key")
         secret = await page.input_value("#new-api-secret")
         assert len(api_key) >= 16 and len(secret) >= 16 and api_key != secret
-        await (
-            box.locator(".secret-row", has=page.locator("#new-api-secret"))
-            .get_by_role("button", name="Copy")
-            .click()
-        )
-        assert await page.evaluate("navigator.clipboard.readText()") == secret
+        copy = box.locator(".secret-row", has=page.locator("#new-api-secret")).locator("button")
+        await copy.click()
+        assert await page.evaluate(CLIPBOARD_WHEN_IT_HOLDS, secret) == secret
         await box.get_by_role("button", name="I have saved it").click()
         await expect(box).to_be_hidden()
         row = page.locator("#compat-table tbody tr").first

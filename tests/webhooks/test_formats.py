@@ -165,3 +165,27 @@ async def test_a_flip_too_small_to_open_is_refused_not_half_done(hook: Hook) -> 
     found = await hook.refused("buy BTCUSDT 0.0001", 422)
     assert found["error"] == "qty_below_minimum" and "0.0001" in found["msg"]
     assert await hook.position("BTCUSDT") == pytest.approx(-0.004)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "buy BTCUSDT ０.００２",  # full-width digits
+        "buy ETHUSDT ٢",  # Arabic-Indic two
+        "buy BTCUSDT 0.002 x１０",
+        "buy BTCUSDT 0.002 @５００００",
+        "action=buy,symbol=BTCUSDT,qty=０.００２",
+        {"action": "buy", "symbol": "BTCUSDT", "qty": "０.００２"},
+        {"action": "buy", "symbol": "BTCUSDT", "qty": "0.00_2"},
+        {"action": "buy", "symbol": "BTCUSDT", "qty": "0.002", "leverage": "１０"},
+        {"action": "buy", "symbol": "BTCUSDT", "qty": "0.002", "time": "１７００００００００"},
+    ],
+)
+async def test_numbers_in_other_digits_are_refused_and_nothing_trades(
+    hook: Hook, body: str | dict[str, str]
+) -> None:
+    refused = await hook.refused(body, 400)
+    assert refused["error"] == "invalid_signal"
+    assert await hook.position("BTCUSDT") == await hook.position("ETHUSDT") == 0
+    [signal] = await hook.signals()
+    assert signal["status"] == "invalid" and signal["order_ids"] == []

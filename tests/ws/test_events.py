@@ -128,6 +128,13 @@ async def test_a_webhook_order_streams_signal_and_order_events(
     assert signal["id"] == response.json()["signal_id"]
     assert signal["order_ids"] == [events[1]["data"]["id"]]
     assert events[3]["data"]["side"] == "short" and events[3]["data"]["quantity"] == -0.5
+    # Each signal event carries the signal as the history lists it (a page shows it at once).
+    [listed] = (await user.get(f"/v1/portfolios/{pid}/signals")).json()["signals"]
+    assert signal == listed
+    assert listed["body"] == "sell ETHUSDT 0.5" and listed["status"] == "executed"
+    received = events[0]["data"]
+    assert received["id"] == listed["id"] and received["body"] == listed["body"]
+    assert received["status"] == "received" and received["order_ids"] == []
 
 
 async def test_all_my_portfolios_and_unsubscribe(app: FastAPI, live_url: str, user: User) -> None:

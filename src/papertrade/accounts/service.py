@@ -38,6 +38,9 @@ async def account_state(
 def _entry(
     session: AsyncSession, portfolio: Portfolio, kind: str, amount: Decimal, note: str
 ) -> None:
+    # Top-ups and starting balances come in with at most 6 decimals (the request models say
+    # so) and every other ledger amount is booked at 6 (usdt6), so a reset's difference is
+    # at 6 decimals too: the balance moves by exactly the amount listed.
     portfolio.balance = portfolio.balance + amount
     session.add(
         LedgerEntry(

@@ -17,6 +17,9 @@ from papertrade.models import ApiKey, UserSession
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 LAST_USED_RESOLUTION_MS = 60_000
+# Keys in the request's scope["state"]: whether a credential was accepted or refused.
+VOUCHED = "credential_vouched"
+REFUSED = "credential_refused"
 
 
 @dataclass(slots=True)
@@ -119,9 +122,18 @@ async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
 # nested dependency with a cost comparable to a cheap endpoint's own work.
 
 
-async def current_principal(request: Request) -> Principal:
-    """Resolve a /v1 caller from `Authorization: Bearer` or the session cookie."""
-    ctx: AppContext = request.app.state.ctx
+def vouch(request: Request) -> None:
+    """Record that a credential was accepted for this request: it is charged to that credential,
+    not to the per-address budget of unauthenticated traffic (auth/ip_budget.py)."""
+    request.scope.setdefault("state", {})[VOUCHED] = True
+
+
+def refuse(request: Request) -> None:
+    """Record that the request's credential was refused: the address pays for it."""
+    request.scope.setdefault("state", {})[REFUSED] = True
+
+
+async def _resolve(ctx: AppContext, request: Request) -> Principal:
     authorization = request.headers.get("authorization")
     if authorization is not None:
         scheme, _, token = authorization.partition(" ")
@@ -130,18 +142,48 @@ async def current_principal(request: Request) -> Principal:
                 "Authorization must be 'Bearer <API_KEY>'.", code="invalid_authorization"
             )
         principal = await principal_from_key(ctx, token)
-    else:
-        found = await session_principal(ctx, request)
-        if found is None:
-            raise Unauthorized(
-                "Sign in, or send a native API key as 'Authorization: Bearer <API_KEY>'.",
-                code="unauthenticated",
-            )
-        principal, csrf = found
-        if request.method not in SAFE_METHODS:
-            check_csrf(ctx, request, csrf)
+        vouch(request)
+        return principal
+    found = await session_principal(ctx, request)
+    if found is None:
+        raise Unauthorized(
+            "Sign in, or send a native API key as 'Authorization: Bearer <API_KEY>'.",
+            code="unauthenticated",
+        )
+    principal, csrf = found
+    vouch(request)
+    if request.method not in SAFE_METHODS:
+        check_csrf(ctx, request, csrf)
+    return principal
+
+
+async def current_principal(request: Request) -> Principal:
+    """Resolve a /v1 caller from `Authorization: Bearer` or the session cookie."""
+    ctx: AppContext = request.app.state.ctx
+    try:
+        principal = await _resolve(ctx, request)
+    except Unauthorized:
+        refuse(request)
+        raise
     await charge_rate_limit(ctx, principal)
     return principal
+
+
+async def is_known_caller(request: Request) -> bool:
+    """Whether the credential sent with a request is live, for endpoints that never look at it
+    (public reads): checked without charging anything."""
+    ctx: AppContext = request.app.state.ctx
+    authorization = request.headers.get("authorization")
+    if authorization is None:
+        return await session_principal(ctx, request) is not None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    try:
+        await principal_from_key(ctx, token)
+    except Unauthorized:
+        return False
+    return True
 
 
 async def writer_principal(request: Request) -> Principal:
@@ -177,7 +219,11 @@ async def optional_principal(request: Request) -> Principal | None:
     if "authorization" in request.headers:
         return await current_principal(request)
     found = await session_principal(request.app.state.ctx, request)
-    return found[0] if found else None
+    if found is None:
+        refuse(request)  # no cookie, or a dead one: an anonymous reader
+        return None
+    vouch(request)
+    return found[0]
 
 
 MaybeCaller = Annotated[Principal | None, Depends(optional_principal)]

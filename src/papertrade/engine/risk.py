@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.context import AppContext
 from papertrade.events import Event, emit
-from papertrade.kit.decimals import ZERO, money
+from papertrade.kit.decimals import ZERO, money, plain, usdt6
 from papertrade.kit.time import now_ms
 from papertrade.models import FundingSettlement, LedgerEntry, Order, Portfolio, Position
 from papertrade.orders import ids
@@ -57,7 +57,7 @@ async def _apply_funding(
         )
     }
     for position in rows:
-        amount = money(funding.funding_payment(position.quantity, mark, rate))
+        amount = usdt6(funding.funding_payment(position.quantity, mark, rate))  # as listed
         if amount == ZERO:
             continue
         portfolio = portfolios[position.portfolio_id]
@@ -69,7 +69,7 @@ async def _apply_funding(
                 amount=amount,
                 balance_after=portfolio.balance,
                 symbol=symbol,
-                note=f"funding at {funding_time}, rate {rate}",
+                note=f"funding at {funding_time}, rate {plain(rate)}",
             )
         )
         emit(session, Event("balance.changed", portfolio.id, {"balance": portfolio.balance}))

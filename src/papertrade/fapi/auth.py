@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from starlette.requests import Request
 
+from papertrade.auth.client_ip import client_key
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.fapi.errors import FapiError, mandatory
@@ -68,7 +69,9 @@ class Caller:
 
 
 def client_ip(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The address unsigned and badly signed requests are weighed against (auth/client_ip.py)."""
+    ctx: AppContext = request.app.state.ctx
+    return client_key(request.scope, ctx.settings)
 
 
 async def charge(

@@ -33,11 +33,22 @@ class RateLimiter(Protocol):
 
     async def peek(self, key: str, window_s: int) -> int: ...
 
+    async def give_back(self, charges: Sequence[Charge], charged_at: float) -> None:
+        """Undo charges made at `charged_at` (what a successful sign-in had paid in advance);
+        a window that has closed since is left alone."""
+        ...
 
-def _window(window_s: int) -> tuple[int, int]:
-    now = time.time()
+
+def _window(window_s: int, now: float | None = None) -> tuple[int, int]:
+    now = time.time() if now is None else now
     start = int(now // window_s) * window_s
     return start, max(1, int(start + window_s - now + 0.999))
+
+
+def _still_open(window_s: int, charged_at: float) -> int | None:
+    """The start of the window `charged_at` fell in, or None when that window has closed."""
+    start, _ = _window(window_s, charged_at)
+    return start if start + window_s > time.time() else None
 
 
 class MemoryRateLimiter:
@@ -70,16 +81,30 @@ class MemoryRateLimiter:
         start, _ = _window(window_s)
         return self._counts.get((key, window_s, start), 0)
 
+    async def give_back(self, charges: Sequence[Charge], charged_at: float) -> None:
+        for charge in charges:
+            start = _still_open(charge.window_s, charged_at)
+            slot = (charge.key, charge.window_s, start)
+            if start is not None and slot in self._counts:
+                self._counts[slot] = max(0, self._counts[slot] - charge.cost)
+
     def _prune(self) -> None:
         now = time.time()
         self._counts = {k: v for k, v in self._counts.items() if k[2] + k[1] > now}
 
 
 class RedisRateLimiter:
-    """Counters in Redis, so every process charges one shared budget per credential."""
+    """Counters in Redis, so every process charges one shared budget per credential.
 
-    def __init__(self, redis: Redis) -> None:
+    `namespace` keeps deployments (and test runs) that share one Redis on budgets of their own:
+    credential ids and client addresses repeat between databases."""
+
+    def __init__(self, redis: Redis, namespace: str = "") -> None:
         self._redis = redis
+        self._prefix = f"pt:{namespace}:rl:" if namespace else "pt:rl:"
+
+    def _name(self, key: str, window_s: int, start: int) -> str:
+        return f"{self._prefix}{key}:{window_s}:{start}"
 
     async def hit(self, key: str, limit: int, window_s: int, cost: int = 1) -> Usage:
         return (await self.hit_all([Charge(key, limit, window_s, cost)]))[0]
@@ -88,7 +113,7 @@ class RedisRateLimiter:
         """All the budgets in one round trip (a signed order charges three)."""
         windows = [_window(charge.window_s) for charge in charges]
         names = [
-            f"pt:rl:{charge.key}:{charge.window_s}:{start}"
+            self._name(charge.key, charge.window_s, start)
             for charge, (start, _) in zip(charges, windows, strict=True)
         ]
         async with self._redis.pipeline(transaction=True) as pipe:
@@ -112,5 +137,15 @@ class RedisRateLimiter:
 
     async def peek(self, key: str, window_s: int) -> int:
         start, _ = _window(window_s)
-        value = await self._redis.get(f"pt:rl:{key}:{window_s}:{start}")
+        value = await self._redis.get(self._name(key, window_s, start))
         return int(value or 0)
+
+    async def give_back(self, charges: Sequence[Charge], charged_at: float) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            for charge in charges:
+                start = _still_open(charge.window_s, charged_at)
+                if start is not None:
+                    name = self._name(charge.key, charge.window_s, start)
+                    pipe.decrby(name, charge.cost)
+                    pipe.expire(name, charge.window_s + 1)  # never a counter without an end
+            await pipe.execute()

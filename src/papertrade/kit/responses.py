@@ -2,19 +2,21 @@
 
 from typing import Any
 
-import orjson
 from starlette.responses import JSONResponse
+
+from papertrade.kit import plainjson
 
 JSON_MEDIA_TYPE = "application/json; charset=utf-8"
 
 
 class NativeJSONResponse(JSONResponse):
-    """JSON with the spec's media type `application/json; charset=utf-8`."""
+    """JSON with the spec's media type `application/json; charset=utf-8`, numbers never in
+    exponent form."""
 
     media_type = JSON_MEDIA_TYPE
 
     def render(self, content: Any) -> bytes:
-        return orjson.dumps(content)
+        return plainjson.dumps(content)
 
 
 def native_error(

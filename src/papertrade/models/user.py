@@ -1,6 +1,6 @@
 """Users and their server-side web sessions."""
 
-from sqlalchemy import BigInteger, ForeignKey, String
+from sqlalchemy import BigInteger, ForeignKey, Index, String, func
 from sqlalchemy.orm import Mapped, mapped_column
 
 from papertrade.db import Base
@@ -11,12 +11,16 @@ class User(Base):
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(primary_key=True)
+    # Kept in lower case (users/service.py normalise_email); the index below holds it so.
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str] = mapped_column(String(256))
     display_name: Mapped[str] = mapped_column(String(80), default="")
     tier: Mapped[str] = mapped_column(String(20), default="free")
     created_at: Mapped[int] = created_at_column()
     updated_at: Mapped[int] = updated_at_column()
+
+
+Index("uq_users_email_lower", func.lower(User.email), unique=True)  # migration 0005
 
 
 class UserSession(Base):

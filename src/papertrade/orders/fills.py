@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from papertrade.db import AnySession
 from papertrade.events import Event, emit
-from papertrade.kit.decimals import STORE_PLACES, ZERO, money
+from papertrade.kit.decimals import STORE_PLACES, ZERO, money, usdt6
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio, Position
 from papertrade.orders import pending, workset
@@ -20,6 +20,7 @@ from papertrade.trading.enums import Liquidity, OrderStatus, Side
 def _ledger(
     session: AnySession, portfolio: Portfolio, kind: str, amount: Decimal, order: AnyOrder
 ) -> None:
+    # `amount` is already at 6 decimals (usdt6): the balance moves by exactly what is listed.
     portfolio.balance = portfolio.balance + amount
     pending.of(session).ledger.append(
         {
@@ -53,8 +54,10 @@ def apply_fill(
     )
     notional = quantity * price
     rate = portfolio.maker_fee_rate if liquidity is Liquidity.MAKER else portfolio.taker_fee_rate
-    commission = money(notional * rate)
-    realized = money(change.realized_pnl)
+    # Booked at the 6 decimals the ledger lists, here where they are written, so the ledger
+    # always adds up to the balance; the fill and the order carry the same amounts.
+    commission = usdt6(notional * rate)
+    realized = usdt6(change.realized_pnl)
 
     position.quantity = change.qty_after
     position.entry_price = change.entry_after

@@ -14,7 +14,7 @@ from papertrade.context import AppContext
 from papertrade.db import AnySession
 from papertrade.errors import NotFound
 from papertrade.events import Event, after_commit, emit
-from papertrade.kit.decimals import ZERO, money
+from papertrade.kit.decimals import ZERO, money, plain
 from papertrade.kit.time import now_ms
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders import ids, pending, workset
@@ -51,7 +51,8 @@ def _side_and_quantity(
             raise ReduceOnlyRejected(f"There is no {cmd.symbol} position to close.")
         if cmd.strict_reduce_side and side is not None and side is not reducing:
             raise ReduceOnlyRejected(
-                f"A reduce-only {side} order cannot reduce a position of {position.quantity}."
+                f"A reduce-only {side} order cannot reduce a position of "
+                f"{plain(position.quantity)}."
             )
         side = reducing
     if side is None:
@@ -60,7 +61,7 @@ def _side_and_quantity(
         quantity = cmd.quantity
     elif cmd.size_usd is not None:
         quantity = rules.quantity_from_size_usd(
-            cmd.size_usd, reference, instrument.step_size, instrument.min_qty
+            cmd.size_usd, reference, instrument.step_size, instrument.min_qty, instrument.tick_size
         )
     else:
         raise InvalidQuantity("give quantity (base units) or size_usd")
@@ -110,7 +111,9 @@ def place_sync(
     placement = Placement.FILL
     if cmd.type is OrderType.LIMIT:
         assert cmd.price is not None
-        placement = rules.limit_placement(side, cmd.time_in_force, cmd.price, mark)
+        placement = rules.limit_placement(
+            side, cmd.time_in_force, cmd.price, mark, instrument.tick_size
+        )
 
     reserved = ZERO
     if not reduce_only:

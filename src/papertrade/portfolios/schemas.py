@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from papertrade.kit.schemas import Money, Schema, StrictInput
+from papertrade.kit.schemas import DecimalText, Money, Schema, StrictInput
 
 Visibility = Literal["private", "public"]
 
@@ -33,8 +33,8 @@ class PortfolioRead(Schema):
     visibility: str
     initial_balance: Money
     balance: Money
-    maker_fee_rate: Decimal
-    taker_fee_rate: Decimal
+    maker_fee_rate: DecimalText
+    taker_fee_rate: DecimalText
     created_at: int
     updated_at: int
 

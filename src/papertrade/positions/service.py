@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select
@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
 from papertrade.kit.dbtypes import decimal_sum
-from papertrade.kit.decimals import ZERO
+from papertrade.kit.decimals import ZERO, to_tick
 from papertrade.market.feed import MarketFeed
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders.pricing import instrument_of
@@ -98,6 +98,8 @@ def account(
     by_symbol = {p.symbol: p for p in positions}
     for item, price in zip(inputs, liquidation, strict=True):
         size = abs(item.qty) * item.mark
+        if price is not None:
+            price = shown_liquidation_price(price, item.qty, item.instrument.tick_size)
         views.append(
             PositionView(
                 position=by_symbol[item.instrument.symbol],
@@ -111,6 +113,12 @@ def account(
             )
         )
     return state, views
+
+
+def shown_liquidation_price(price: Decimal, qty: Decimal, tick: Decimal) -> Decimal:
+    """The liquidation price on the tick grid, rounded toward the mark: up for a long, down for a
+    short, so the price people watch is reached no later than the real one."""
+    return to_tick(price, tick, ROUND_CEILING if qty > ZERO else ROUND_FLOOR)
 
 
 def position_inputs(

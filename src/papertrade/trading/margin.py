@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
-from papertrade.kit.decimals import ZERO
+from papertrade.kit.decimals import ZERO, money_text
 from papertrade.trading.enums import Side
 from papertrade.trading.errors import InsufficientMargin, InvalidLeverage, MaxPositionExceeded
 from papertrade.trading.position import unrealized_pnl
@@ -69,7 +69,8 @@ def check_leverage(instrument: Instrument, leverage: int, notional_abs: Decimal 
         cap = max_notional_for_leverage(instrument, leverage)
         if abs(notional_abs) > cap:
             raise MaxPositionExceeded(
-                f"notional {abs(notional_abs)} exceeds {cap} allowed at {leverage}x"
+                f"notional {money_text(abs(notional_abs))} exceeds {money_text(cap)} allowed "
+                f"at {leverage}x"
             )
 
 
@@ -104,7 +105,9 @@ def open_order_margin(
 def ensure_margin(required: Decimal, available: Decimal) -> None:
     """Raise InsufficientMargin when `available` does not cover `required`."""
     if required > available:
-        raise InsufficientMargin(f"margin required {required} exceeds available {available}")
+        raise InsufficientMargin(
+            f"margin required {money_text(required)} exceeds available {money_text(available)}"
+        )
 
 
 @dataclass(frozen=True, slots=True)

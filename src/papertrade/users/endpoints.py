@@ -3,12 +3,13 @@
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from papertrade.auth.client_ip import client_key
 from papertrade.auth.cookies import clear_session_cookies, set_session_cookies
 from papertrade.auth.v1 import Caller, Ctx, WebUser
 from papertrade.errors import Forbidden
 from papertrade.kit.responses import NativeJSONResponse
-from papertrade.users import service
-from papertrade.users.schemas import Credentials, UserRead
+from papertrade.users import service, throttle
+from papertrade.users.schemas import SignIn, SignUp, UserRead
 
 router = APIRouter(tags=["auth"])
 
@@ -31,9 +32,11 @@ async def _signed_in(ctx: Ctx, user_id: int, token: str, csrf: str, status: int)
 
 
 @router.post("/auth/signup", status_code=201, response_model=UserRead)
-async def signup(body: Credentials, request: Request, ctx: Ctx) -> Response:
-    """Create an account and sign in (sets the session and csrf_token cookies)."""
+async def signup(body: SignUp, request: Request, ctx: Ctx) -> Response:
+    """Create an account and sign in (sets the session and csrf_token cookies). The email is
+    kept in lower case; commonly used passwords are refused; 5 sign-ups an hour per address."""
     _check_origin(ctx, request)
+    await throttle.charge_sign_up(ctx, client_key(request.scope, ctx.settings))
     async with ctx.db.unit_of_work() as session:
         user = await service.create_user(session, body.email, body.password)
         token, csrf = await service.open_session(session, user, ctx.settings.session_days)
@@ -41,12 +44,16 @@ async def signup(body: Credentials, request: Request, ctx: Ctx) -> Response:
 
 
 @router.post("/auth/login", response_model=UserRead)
-async def login(body: Credentials, request: Request, ctx: Ctx) -> Response:
-    """Sign in with email and password."""
+async def login(body: SignIn, request: Request, ctx: Ctx) -> Response:
+    """Sign in with email (any capitals) and password. Failed sign-ins are throttled per account
+    and per address (429 with Retry-After)."""
     _check_origin(ctx, request)
+    email = service.normalise_email(body.email)
+    attempt = await throttle.begin_sign_in(ctx, email, client_key(request.scope, ctx.settings))
     async with ctx.db.unit_of_work() as session:
-        user = await service.authenticate(session, body.email, body.password)
+        user = await service.authenticate(session, email, body.password)
         token, csrf = await service.open_session(session, user, ctx.settings.session_days)
+    await throttle.signed_in(ctx, attempt)
     return await _signed_in(ctx, user.id, token, csrf, 200)
 
 

@@ -2,6 +2,7 @@
 
 import secrets
 
+from email_validator import EmailNotValidError, validate_email
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,12 +14,20 @@ from papertrade.models import User, UserSession
 
 
 def normalise_email(email: str) -> str:
-    local, _, domain = email.strip().rpartition("@")
-    return f"{local}@{domain.lower()}"
+    """The one form an address is stored and looked up in: email-validator's normalisation
+    (Unicode NFC, the domain in lower case and IDNA-decoded), then the whole address in lower
+    case. Mailbox names are case-sensitive in theory but not in practice, and people type their
+    address with whatever capitals. Not an address: stripped and lower-cased, so it matches
+    nothing (or a renamed duplicate, see migration 0005)."""
+    try:
+        email = validate_email(email, check_deliverability=False).normalized
+    except EmailNotValidError:
+        email = email.strip()
+    return email.lower()
 
 
 async def create_user(session: AsyncSession, email: str, password: str) -> User:
-    """Create an account; the email must be new (case-insensitive domain)."""
+    """Create an account; the email must be new, whatever its capitals."""
     email = normalise_email(email)
     if await session.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict("An account with this email already exists.", code="email_taken")

@@ -1,5 +1,6 @@
 """A field dictionary (from JSON or text) to one validated, normalised command (domain rules B1)."""
 
+import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -61,6 +62,11 @@ QTY_TYPES = {
     "percent_of_position": "percent_position",
     "percent": "percent",
 }
+# A number as an alert may write it, after thousands separators are dropped: ASCII digits, an
+# optional point and exponent ({{close}} can come out as 1.5E-7). Python's Decimal alone would
+# also read "１", "٥" and "1_000".
+NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+DIGITS = re.compile(r"[0-9]+")
 DEFAULT_MAX_LAG_S = 60
 MAX_LAG_LIMIT_S = 300
 MAX_TP = 6
@@ -137,8 +143,8 @@ def _text(name: str, value: Any, where: str) -> str:
 def _decimal(name: str, value: Any, where: str, *, positive: bool = True) -> Decimal:
     text = _text(name, value, where).replace(",", "")
     try:
-        number = Decimal(text)
-    except InvalidOperation:
+        number = Decimal(text) if NUMBER.fullmatch(text) else Decimal("NaN")
+    except InvalidOperation:  # pragma: no cover - NUMBER admits only valid literals
         number = Decimal("NaN")
     if not number.is_finite() or (positive and number <= 0):
         raise SignalError(
@@ -150,7 +156,7 @@ def _decimal(name: str, value: Any, where: str, *, positive: bool = True) -> Dec
 
 def _time_ms(value: Any, where: str) -> int:
     text = _text("time", value, where)
-    if text.isdigit():
+    if DIGITS.fullmatch(text):
         number = int(text)
         return number if number > 10**11 else number * 1000
     try:
@@ -234,7 +240,7 @@ def _order(cmd: Command, known: dict[str, Any], where: str) -> None:
         raise SignalError(f'{where}: a limit order needs a price ("price" or `@<price>`).')
     if "leverage" in known:
         text = _text("leverage", known["leverage"], where).lower().strip("x")
-        if not text.isdigit() or not 1 <= int(text) <= 125:
+        if not DIGITS.fullmatch(text) or not 1 <= int(text) <= 125:
             raise SignalError(f"{where}: leverage must be a whole number from 1 to 125.")
         cmd.leverage = int(text)
     if "margin_mode" in known and _text("margin_mode", known["margin_mode"], where).lower() not in (

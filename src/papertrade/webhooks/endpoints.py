@@ -4,10 +4,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from papertrade.auth.v1 import Caller, Ctx
+from papertrade.auth.v1 import Caller, Ctx, vouch
+from papertrade.errors import PapertradeError
 from papertrade.kit.ids import Id
 from papertrade.portfolios import service as portfolio_service
 from papertrade.webhooks import service, signals
+from papertrade.webhooks.errors import PayloadTooLarge, WebhookNotFound, WebhookRevoked
 from papertrade.webhooks.schemas import SignalOrder, SignalPage, SignalRead, WebhookAccepted
 
 router = APIRouter(tags=["webhooks"])  # under /v1 (and the legacy prefix)
@@ -20,7 +22,14 @@ portfolio. 200 when executed, ignored or a duplicate; 4xx with a message saying 
 
 async def _tv(token: str, request: Request, ctx: Ctx) -> WebhookAccepted:
     raw = await request.body()
-    received = await service.receive(ctx, token, raw, request.headers.get("content-type", ""))
+    try:
+        received = await service.receive(ctx, token, raw, request.headers.get("content-type", ""))
+    except (WebhookNotFound, WebhookRevoked, PayloadTooLarge):
+        raise  # the token was refused (or never looked at): the address pays (auth/ip_budget.py)
+    except PapertradeError:
+        vouch(request)  # a live token with a wrong alert: the token's own budget pays
+        raise
+    vouch(request)
     return WebhookAccepted(
         signal_id=received.signal_id,
         status=received.status,

@@ -17,8 +17,9 @@ from papertrade.webhooks.errors import SignalError, UnparseableSignal, Unreplace
 
 MAX_COMMANDS = 10
 PLACEHOLDER = re.compile(r"\{\{[^{}]{0,80}\}\}")
-QTY = re.compile(r"^(\d+(?:\.\d+)?|\.\d+)(%|usdt|usd|u|\$)?$")
-LEVERAGE = re.compile(r"^(?:x(\d{1,3})|(\d{1,3})x)$")
+# ASCII digits only: `\d` would also take "０.００２" or "٠٫٥", which no one means as a size.
+QTY = re.compile(r"^([0-9]+(?:\.[0-9]+)?|\.[0-9]+)(%|usdt|usd|u|\$)?$")
+LEVERAGE = re.compile(r"^(?:x([0-9]{1,3})|([0-9]{1,3})x)$")
 KV_SPLIT = re.compile(r"[,\s]+(?=[A-Za-z_][A-Za-z0-9_]*\s*=)")
 GRAMMAR = (
     "Plain-text alerts read `<action> <symbol> [<qty>[%|usdt]] [@<price>] [x<leverage>]`, "

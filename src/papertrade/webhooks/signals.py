@@ -13,6 +13,7 @@ from papertrade.errors import NotFound, PapertradeError
 from papertrade.events import Event, emit
 from papertrade.models import Signal, WebhookToken
 from papertrade.webhooks.command import Command
+from papertrade.webhooks.schemas import SignalRead
 
 
 @dataclass
@@ -47,15 +48,8 @@ def new_signal(alert: Alert, status: str) -> Signal:
 
 
 def signal_event_data(signal: Signal) -> dict[str, Any]:
-    return {
-        "id": signal.id,
-        "status": signal.status,
-        "error": signal.error,
-        "msg": signal.msg,
-        "order_ids": list(signal.order_ids or []),
-        "duplicate_of": signal.duplicate_of,
-        "received_at": signal.received_at,
-    }
+    """The whole signal as GET …/signals lists it, so a page can show it without a read."""
+    return SignalRead.model_validate(signal).model_dump(mode="json")
 
 
 def announce(session: AsyncSession, signal: Signal, kind: str) -> None:

@@ -7,8 +7,7 @@ client: each message is serialised and framed once, then written to every subscr
 from decimal import Decimal
 from typing import Any
 
-import orjson
-
+from papertrade.kit import plainjson
 from papertrade.kit.decimals import usdt6
 
 # Event fields that hold USDT amounts: rounded to the spec's 6 decimals. Other decimals (prices,
@@ -49,7 +48,7 @@ def native_data(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    return orjson.dumps(message)
+    return plainjson.dumps(message)  # 0.0000001, never 1e-7
 
 
 def text_frame(payload: bytes) -> bytes:

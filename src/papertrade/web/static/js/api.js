@@ -2,11 +2,24 @@
 // session cookie. Writes carry the csrf_token cookie's value in X-CSRF-Token.
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  /** `retryAfter`: seconds the service asked us to wait (a 429's Retry-After), else null. */
+  constructor(status, code, message, retryAfter = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.retryAfter = retryAfter;
   }
+}
+
+// After a 429 the service says when the budget has room again (Retry-After). Until then reads
+// are not sent at all: each one would be refused and spend nothing but more refusals. Writes
+// still go, since a user pressed a button and should see the service's own answer.
+let readsPausedUntil = 0;
+
+function pausedRead() {
+  const wait = Math.ceil((readsPausedUntil - Date.now()) / 1000);
+  if (wait <= 0) return null;
+  return new ApiError(429, 'rate_limited', `Too many requests from this session; reading again in ${wait} s.`, wait);
 }
 
 export function cookie(name) {
@@ -41,6 +54,8 @@ export async function api(method, path, body, { on401 = 'redirect' } = {}) {
   const headers = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET') headers['X-CSRF-Token'] = cookie('csrf_token');
+  const paused = method === 'GET' ? pausedRead() : null;
+  if (paused) throw paused;
   let response;
   try {
     response = await fetch(path, {
@@ -65,7 +80,12 @@ export async function api(method, path, body, { on401 = 'redirect' } = {}) {
   }
   if (!response.ok) {
     const msg = data?.msg || `Request failed (${response.status}).`;
-    throw new ApiError(response.status, data?.error || 'error', msg);
+    let retryAfter = null;
+    if (response.status === 429) {
+      retryAfter = Math.max(1, Number(response.headers.get('Retry-After')) || 5);
+      readsPausedUntil = Math.max(readsPausedUntil, Date.now() + retryAfter * 1000);
+    }
+    throw new ApiError(response.status, data?.error || 'error', msg, retryAfter);
   }
   return data;
 }

@@ -13,9 +13,11 @@ function check() {
   if (!email.value.trim() || !email.validity.valid) {
     return { field: email, message: 'Enter a valid email address.' };
   }
-  if (password.value.length < 8) {
+  // Signing in judges no shape: a wrong password of any length is just wrong (the server's 401).
+  if (mode === 'signup' && password.value.length < 8) {
     return { field: password, message: 'The password needs at least 8 characters.' };
   }
+  if (!password.value) return { field: password, message: 'Enter your password.' };
   return null;
 }
 

@@ -5,16 +5,18 @@ import { get, post } from '../api.js';
 import { h, reconcile, $ } from '../dom.js';
 import { pct, pnlClass, signedUsd, usd } from '../format.js';
 import { loadInstruments, qty } from '../instruments.js';
-import { connectLive, every, throttle } from '../live.js';
+import { coalesce, connectLive, every, liveStatus } from '../live.js';
 import { onSubmit } from '../ui.js';
 
 const list = $('#pf-list');
 const empty = $('#pf-empty');
 const totals = $('#totals');
 
+let details = [];
+
 async function load() {
   const portfolios = await get('/v1/portfolios/my');
-  const details = await Promise.all(portfolios.map(async (p) => {
+  details = await Promise.all(portfolios.map(async (p) => {
     const [equity, positions] = await Promise.all([
       get(`/v1/portfolios/${p.id}/equity`),
       get(`/v1/portfolios/${p.id}/positions`),
@@ -22,8 +24,21 @@ async function load() {
     return { p, equity, positions };
   }));
   render(details);
-  const held = new Set(details.flatMap((d) => d.positions.map((p) => p.symbol)));
-  live?.setChannels([...ACCOUNT_CHANNELS, ...[...held].map((s) => `mark_price:${s}`)]);
+}
+
+/** `position.mark` of one portfolio: its positions' PnL and its equity, in place. */
+function applyMarks(portfolioId, data) {
+  const found = details.find((d) => d.p.id === portfolioId);
+  if (!found) return;
+  const marks = new Map(data.positions.map((p) => [p.symbol, p]));
+  found.positions = found.positions.map((p) => {
+    const marked = marks.get(p.symbol);
+    return marked ? { ...p, mark_price: marked.mark_price, unrealized_pnl: marked.unrealized_pnl } : p;
+  });
+  // Equity is the wallet balance plus the unrealized PnL, as GET …/equity computes it.
+  const equity = Number(found.equity.balance) + Number(data.unrealized_pnl);
+  found.equity = { ...found.equity, unrealized_pnl: data.unrealized_pnl, equity };
+  render(details);
 }
 
 function render(details) {
@@ -62,13 +77,19 @@ function card({ p, equity, positions }) {
 }
 
 await loadInstruments().catch(() => {});
-// Live: events of any of my portfolios, and the marks of held symbols, trigger a refresh.
+// Live: `position.mark` moves each card's PnL and equity in place (no request); an order,
+// position or balance event of any of my portfolios causes one re-read per burst.
 const ACCOUNT_CHANNELS = ['orders', 'positions', 'balance'];
-let live = null;
-const poll = every(5000, load);
-live = connectLive(ACCOUNT_CHANNELS, throttle(1000, () => poll.now()), (state) => {
-  poll.setPeriod(state === 'open' ? 30000 : 5000);
-  if (state === 'open') poll.now();
+const status = liveStatus(null, $('#stale-note'));
+const poll = every(5000, load, status.track('portfolios'));
+const onAccount = coalesce(250, () => poll.now());
+connectLive(ACCOUNT_CHANNELS, (message) => {
+  if (message.type === 'position.mark') applyMarks(message.portfolio_id, message.data);
+  else onAccount();
+}, (socket) => {
+  status.socket(socket === 'open');
+  poll.setPeriod(socket === 'open' ? 30000 : 5000);
+  if (socket === 'open') onAccount();
 });
 
 onSubmit($('#create-portfolio'), async (data) => {

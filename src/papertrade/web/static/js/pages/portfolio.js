@@ -1,11 +1,12 @@
 // Portfolio detail: stats, equity curve, positions (live mark and PnL), open orders, fills,
 // signals, the order ticket and leverage; the API Keys, Webhook and Account panels live in
-// ../portfolio/. Every number comes from /v1; this page only shows it and sends orders.
+// ../portfolio/. Every number comes from /v1 (REST or the /v1/ws socket); this page only shows
+// it and sends orders.
 
 import { get } from '../api.js';
 import { $ } from '../dom.js';
 import { loadInstruments } from '../instruments.js';
-import { connectLive, every, throttle } from '../live.js';
+import { coalesce, connectLive, every, liveStatus } from '../live.js';
 import { tabs, wireCopyButtons } from '../ui.js';
 import { setupAccount } from '../portfolio/account.js';
 import { setupCredentials } from '../portfolio/credentials.js';
@@ -17,7 +18,13 @@ const id = Number(root.dataset.id);
 const base = `/v1/portfolios/${id}`;
 
 const views = createViews(root);
-const state = { portfolio: null, positions: [] };
+const state = { portfolio: null, equity: null, positions: [], signals: [] };
+const status = liveStatus($('#live-state', root), $('#stale-note', root));
+
+function showAccount() {
+  views.header(state.portfolio, state.equity);
+  views.positions(state.positions);
+}
 
 async function loadFast() {
   const [portfolio, equity, positions, orders] = await Promise.all([
@@ -26,10 +33,8 @@ async function loadFast() {
     get(`${base}/positions`),
     get(`/v1/order?portfolio_id=${id}&status=open&limit=200`),
   ]);
-  state.portfolio = portfolio;
-  state.positions = positions;
-  views.header(portfolio, equity);
-  views.positions(positions);
+  Object.assign(state, { portfolio, equity, positions });
+  showAccount();
   views.orders(orders.orders);
   ticket.positionsChanged(positions);
   watchMarks();
@@ -53,11 +58,38 @@ async function loadSlow() {
 
 async function loadSignals() {
   const page = await get(`${base}/signals?limit=50`);
-  views.signals(page.signals);
+  // A signal pushed while this read was under way is newer than what it lists: keep it.
+  const newest = page.signals[0]?.id ?? 0;
+  const pushed = state.signals.filter((s) => s.id > newest);
+  state.signals = [...pushed, ...page.signals].slice(0, 50);
+  views.signals(state.signals);
 }
 
 async function refreshAll() {
   await Promise.all([fast.now(), slow.now()]);
+}
+
+/** `position.mark`: each open position at the current mark with its PnL, once a second. */
+function applyMarks(data) {
+  if (!state.equity) return;
+  const marks = new Map(data.positions.map((p) => [p.symbol, p]));
+  // A position opened or closed since the last read is left to the re-read its event causes.
+  state.positions = state.positions.map((p) => {
+    const marked = marks.get(p.symbol);
+    return marked ? { ...p, mark_price: marked.mark_price, unrealized_pnl: marked.unrealized_pnl } : p;
+  });
+  // Equity is the wallet balance plus the unrealized PnL, as GET …/equity computes it.
+  const equity = Number(state.equity.balance) + Number(data.unrealized_pnl);
+  state.equity = { ...state.equity, unrealized_pnl: data.unrealized_pnl, equity };
+  showAccount();
+}
+
+/** `signal.*`: the signal as the history lists it; a newer state of a known one replaces it. */
+function applySignal(signal) {
+  if (!signal?.id || signal.body === undefined) return;
+  const rest = state.signals.filter((s) => s.id !== signal.id);
+  state.signals = [signal, ...rest].sort((a, b) => b.id - a.id).slice(0, 50);
+  views.signals(state.signals);
 }
 
 const ticket = setupTicket({ root, portfolioId: id, refresh: refreshAll, views });
@@ -68,33 +100,34 @@ wireCopyButtons(root);
 
 // Prices and sizes show with each symbol's own tick and step, so know them first.
 await loadInstruments().catch(() => {});
-const fast = every(2000, loadFast);
-const slow = every(10000, loadSlow);
+const fast = every(2000, loadFast, status.track('account'));
+const slow = every(10000, loadSlow, status.track('history'));
 
-// Live: a mark-price tick of a held (or the ticket's) symbol re-reads positions and equity
-// (throttled); an order, position, balance or signal event re-reads everything. Polling slows
-// to a safety net while the socket is up.
+// Live: `position.mark` moves the positions' mark and PnL in place and the ticket's symbol's
+// `mark_price` its mark, without a request. Events that change the account (orders, fills,
+// positions, balance, signals) cause one re-read per burst. Polling slows to a safety net while
+// the socket is up.
 let live = null;
 function watchMarks() {
-  if (!live) return;
-  const symbols = new Set([...state.positions.map((p) => p.symbol), ticket.symbol()].filter(Boolean));
-  live.setChannels([`portfolio:${id}`, ...[...symbols].map((s) => `mark_price:${s}`)]);
+  live?.setChannels([`portfolio:${id}`, ...(ticket.symbol() ? [`mark_price:${ticket.symbol()}`] : [])]);
 }
-const onMark = throttle(1000, () => fast.now());
-const onAccount = throttle(300, () => refreshAll());
+const onAccount = coalesce(250, () => refreshAll());
 live = connectLive([`portfolio:${id}`], (message) => {
   if (message.type === 'mark_price') {
     ticket.onMark(message);
-    onMark();
+  } else if (message.type === 'position.mark') {
+    applyMarks(message.data);
   } else {
+    if (message.type?.startsWith('signal.')) applySignal(message.data);
     onAccount();
   }
-}, (status) => {
-  views.liveState(status === 'open');
-  ticket.setLive(status === 'open');
-  fast.setPeriod(status === 'open' ? 15000 : 2000);
-  slow.setPeriod(status === 'open' ? 30000 : 10000);
-  if (status === 'open') refreshAll(); // catch up on anything missed while it was down
+}, (socket) => {
+  const open = socket === 'open';
+  status.socket(open);
+  ticket.setLive(open);
+  fast.setPeriod(open ? 15000 : 2000);
+  slow.setPeriod(open ? 60000 : 10000);
+  if (open) onAccount(); // catch up on anything missed while it was down
 });
 ticket.onSymbolChange(watchMarks);
 watchMarks();

@@ -145,14 +145,8 @@ export function createViews(root) {
     }
   }
 
-  function liveState(up) {
-    const dot = $('#live-state', root);
-    dot.classList.toggle('on', up);
-    dot.title = up ? 'Live: streaming over WebSocket' : 'Live: refreshing every 2 s';
-  }
-
   return {
-    header, positions, orders, fills, signals, curve, liveState,
+    header, positions, orders, fills, signals, curve,
     onAction(fn) {
       refreshers.push(fn);
     },
