@@ -24,6 +24,7 @@ from playwright.async_api import APIRequestContext, ViewportSize, async_playwrig
 
 from papertrade.app import create_app
 from papertrade.config import Settings
+from papertrade.engine import snapshots
 from papertrade.market.sim import SimFeed
 
 CHROMIUM = os.environ.get("PAPERTRADE_CHROMIUM", "/usr/bin/chromium")
@@ -92,12 +93,14 @@ async def _seed(app: FastAPI, api: Client) -> dict[str, Any]:
         await api("POST", "/v1/order", {"portfolio_id": pid, **order})
     big = {"symbol": "BTCUSDT", "side": "sell", "type": "market", "size_usd": "2500000"}
     await api("POST", "/v1/order", {"portfolio_id": other["id"], **big})
-    # Let the prices wander so the equity curve has a shape (snapshots every 0.2 s here).
+    # Let the prices wander so the equity curve has a shape: a mark at every step (the scheduled
+    # job marks at most once a second).
     for step in range(12):
         drift = Decimal(1) + Decimal(step % 5 - 2) / 400 + Decimal(step) / 600
         for symbol, price in prices.items():
             await feed.set_price(symbol, price * drift)
         await asyncio.sleep(0.25)
+        await snapshots.record_snapshots(app.state.ctx)
     close_sol = {"symbol": "SOLUSDT", "type": "market", "action": "close", "quantity": "5"}
     await api("POST", "/v1/order", {"portfolio_id": pid, **close_sol})
     below = (prices["BTCUSDT"] * Decimal("0.9")).quantize(Decimal(1))
@@ -129,7 +132,6 @@ async def _serve(out: Path) -> list[Path]:
             public_base_url=origin,
             market_source="sim",
             sim_tick_ms=250,
-            snapshot_interval_s=0.2,
         )
         app = create_app(settings)
         async with app.router.lifespan_context(app):

@@ -17,8 +17,10 @@ from papertrade.auth.ip_budget import AddressBudgetMiddleware
 from papertrade.config import Settings, get_settings
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
-from papertrade.engine.leader import Leadership
+from papertrade.engine.leader import LeaderDuty, Leadership
 from papertrade.fapi import routes as fapi_routes
+from papertrade.jobs.catalogue import JOBS
+from papertrade.jobs.runtime import Jobs
 from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse, native_error
 from papertrade.market.from_settings import feed_from_settings, shared_feed
@@ -49,6 +51,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     logredact.install()
     ctx = AppContext.build(settings)
     writer = ctx.orders = OrderWriter(ctx)
+    jobs = Jobs(ctx, JOBS)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -58,8 +61,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         shared = shared_feed(settings, upstream, ctx.redis)
         ctx.market = shared or upstream
         realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
-        ctx.engine = Engine(ctx)
-        leadership = Leadership(ctx, ctx.engine, shared)
+        await jobs.start()
+        ctx.engine = Engine(ctx, jobs=jobs)
+        # The leader alone runs the upstream feed and the job scheduler.
+        duties: list[LeaderDuty] = [jobs] if shared is None else [shared, jobs]
+        leadership = Leadership(ctx, ctx.engine, duties)
         await leadership.start()
         await ctx.market.start()
         gc.collect()
@@ -70,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await realtime.stop()
             await writer.close()
             await leadership.stop()
+            await jobs.stop()
             await ctx.market.stop()
             await ctx.close()
 
@@ -86,6 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.ctx = ctx
+    app.state.jobs = jobs
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks

@@ -1,4 +1,4 @@
-"""The `papertrade` command: serve, db upgrade."""
+"""The `papertrade` command: serve, worker, jobs, db upgrade."""
 
 import argparse
 import asyncio
@@ -60,6 +60,23 @@ def _db_upgrade(_args: argparse.Namespace) -> None:
     print("database is at the newest revision")  # noqa: T201
 
 
+def _worker(_args: argparse.Namespace) -> None:
+    from papertrade.jobs import worker
+
+    settings = get_settings()
+    refused = worker.refusal(settings)
+    if refused is not None:
+        raise SystemExit(refused)
+    asyncio.run(worker.run(settings))
+
+
+def _jobs(args: argparse.Namespace) -> None:
+    from papertrade.jobs import report
+
+    rows = asyncio.run(report.latest(get_settings(), args.limit, args.name))
+    print(report.render(rows))  # noqa: T201
+
+
 def _process_count(text: str) -> int:
     count = int(text) if text.isdigit() else 0
     if count < 1:
@@ -77,6 +94,12 @@ def main(argv: list[str] | None = None) -> None:
     serve.add_argument("--workers", type=_process_count, default=1)
     serve.add_argument("--log-level", default="info")
     serve.set_defaults(handler=_serve)
+    worker = commands.add_parser("worker", help="run background jobs from the Redis queue")
+    worker.set_defaults(handler=_worker)
+    jobs = commands.add_parser("jobs", help="show the latest background job runs")
+    jobs.add_argument("--limit", type=_process_count, default=20, help="how many (newest first)")
+    jobs.add_argument("--name", help="only this job, e.g. engine.settle_funding")
+    jobs.set_defaults(handler=_jobs)
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)

@@ -63,7 +63,14 @@ class Settings(BaseSettings):
     maker_fee_rate: str = "0.0002"
     taker_fee_rate: str = "0.0005"
     default_leverage: int = 20
-    snapshot_interval_s: float = 300.0  # equity marks for the equity curve and drawdown
+    # Equity marks for the equity curve and drawdown: a scheduled job, and the job scheduler
+    # counts whole seconds.
+    snapshot_interval_s: int = Field(default=300, ge=1)
+
+    # Background jobs (docs/jobs.md). With Redis and PostgreSQL the API processes take jobs from
+    # the shared queue too, unless this is off and `papertrade worker` processes do all of them.
+    jobs_in_process: bool = True
+    jobs_cpu_processes: int = Field(default=1, ge=1)  # the process pool of CPU-heavy jobs
 
     # WebSocket interface (docs/websocket.md).
     ws_flush_ms: float = 0.0  # coalesce a client's writes: at most one write per this many ms

@@ -11,8 +11,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.context import AppContext
-from papertrade.engine import risk, snapshots
+from papertrade.engine import jobs as engine_jobs
+from papertrade.engine import risk
 from papertrade.events import Event, emit
+from papertrade.jobs.runtime import Jobs
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders import pending
@@ -42,13 +44,16 @@ def _chunks(ids: list[int]) -> Iterable[list[int]]:
 
 
 class Engine:
-    """One per deployment: owns the books, applies crossings, funding and liquidations."""
+    """One per deployment: owns the books, applies crossings and liquidations, and hands each
+    funding time that passes to the job engine (`jobs`) to settle."""
 
-    def __init__(self, ctx: AppContext, sweep_interval_s: float = 1.0):
+    def __init__(self, ctx: AppContext, sweep_interval_s: float = 1.0, jobs: Jobs | None = None):
         self.ctx = ctx
+        self.jobs = jobs
         self.books = Books()
         self._seq = itertools.count()
         self._funding_seen: dict[str, Quote] = {}
+        self._funding_unsent: set[str] = set()  # symbols whose settlement could not be sent
         self._sweep_interval_s = sweep_interval_s
         self._tasks: list[asyncio.Task[None]] = []
         self._listening = False
@@ -87,7 +92,6 @@ class Engine:
             self.ctx.market.on_tick(self.on_tick)
             self._listening = True
         self._tasks.append(asyncio.create_task(self._sweep_forever(), name="engine-sweep"))
-        self._tasks.append(asyncio.create_task(self._snapshot_forever(), name="engine-snapshots"))
         if not self.ctx.db.is_sqlite:
             # Other processes place and cancel orders too: follow the database.
             self._tasks.append(asyncio.create_task(self._follow_forever(), name="engine-follow"))
@@ -158,7 +162,7 @@ class Engine:
             self._note_taken_out([order_id])
 
     async def on_tick(self, quote: Quote) -> None:
-        """Fill what the new mark crosses, and settle funding when a funding time passes."""
+        """Fill what the new mark crosses, and have funding settled when a funding time passes."""
         if not self.active:
             return
         if self.books.get(quote.symbol) is not None:
@@ -167,15 +171,36 @@ class Engine:
                 self._note_taken_out(r.order_id for r in crossed)
                 await self.fill_crossed(quote.symbol, crossed)
         previous = self._funding_seen.get(quote.symbol)
+        if (
+            previous is not None
+            and quote.next_funding_time > previous.next_funding_time
+            and not await self._send_funding(previous, quote)
+        ):
+            return  # the previous quote stays: the next tick sends that funding time again
         self._funding_seen[quote.symbol] = quote
-        if previous is not None and quote.next_funding_time > previous.next_funding_time:
-            await risk.settle_funding(
-                self.ctx,
-                quote.symbol,
-                previous.next_funding_time,
-                previous.funding_rate,
-                quote.mark_price,
+
+    async def _send_funding(self, previous: Quote, quote: Quote) -> bool:
+        """Enqueue the settlement of the funding time that just passed; False if it failed."""
+        if self.jobs is None:
+            log.error("no job engine: funding of %s not settled", quote.symbol)
+            return True
+        try:
+            await self.jobs.enqueue(
+                engine_jobs.SETTLE_FUNDING,
+                symbol=quote.symbol,
+                funding_time=previous.next_funding_time,
+                rate=previous.funding_rate,
+                mark=quote.mark_price,
             )
+        except Exception:
+            if quote.symbol not in self._funding_unsent:  # once per outage, not once per tick
+                self._funding_unsent.add(quote.symbol)
+                log.exception("sending the funding settlement of %s failed", quote.symbol)
+            return False
+        if quote.symbol in self._funding_unsent:
+            self._funding_unsent.discard(quote.symbol)
+            log.warning("the funding settlement of %s was sent after all", quote.symbol)
+        return True
 
     async def fill_crossed(self, symbol: str, crossed: list[RestingOrder]) -> None:
         """Fill crossed orders at their limit prices (maker), in one unit of work."""
@@ -260,14 +285,6 @@ class Engine:
             order.is_open = False
             order.reserved_margin = ZERO
             emit(session, Event("order.expired", order.portfolio_id, order_event_data(order)))
-
-    async def _snapshot_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.ctx.settings.snapshot_interval_s)
-            try:
-                await snapshots.record_snapshots(self.ctx)
-            except Exception:
-                log.exception("equity snapshots failed")
 
     async def _sweep_forever(self) -> None:
         while True:

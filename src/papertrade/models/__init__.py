@@ -6,6 +6,7 @@ from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
+from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.order import Order
 from papertrade.models.portfolio import Portfolio
@@ -21,6 +22,7 @@ __all__ = [
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
+    "JobRecord",
     "LedgerEntry",
     "Order",
     "Portfolio",

@@ -1,0 +1,1 @@
+"""Background jobs on taskiq: queued, scheduled and CPU-heavy work, recorded in the jobs table."""

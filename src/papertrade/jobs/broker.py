@@ -1,0 +1,87 @@
+"""taskiq's broker for this deployment: in process when embedded, a Redis stream when scaled out.
+
+Embedded (SQLite, or PostgreSQL without Redis): taskiq's InMemoryBroker runs each job in the
+process that enqueued it; retries wait in memory. Scale-out (PostgreSQL and Redis): a Redis stream
+with one consumer group, so each job is taken by exactly one consumer (an API process or a
+`papertrade worker`), and is delivered again if the consumer that took it died before finishing;
+retries wait in Redis until the leader's scheduler sends them again.
+"""
+
+from taskiq import AsyncBroker, InMemoryBroker, ScheduledTask, ScheduleSource
+from taskiq.middlewares import SmartRetryMiddleware
+from taskiq.serializers import JSONSerializer
+from taskiq_redis import ListRedisScheduleSource, RedisStreamBroker
+
+from papertrade.config import Settings
+from papertrade.jobs.recorder import JobRecorder
+from papertrade.kit.deployment import namespace
+
+CONSUMER_GROUP = "papertrade"
+STREAM_LIMIT = 100_000  # entries kept in the stream (handled ones included); older are trimmed
+MAX_RETRY_DELAY_S = 300
+
+
+def is_scale_out(settings: Settings) -> bool:
+    """Several processes share PostgreSQL and Redis: jobs travel through Redis."""
+    return bool(settings.redis_url) and not settings.is_sqlite
+
+
+def queue_name(settings: Settings) -> str:
+    """The Redis stream of this deployment (processes sharing a database share it)."""
+    return f"pt:{namespace(settings.database_url)}:jobs"
+
+
+class RedisRetries(ListRedisScheduleSource):
+    """taskiq-redis's schedule source, which leaves its connections open when shut down."""
+
+    async def shutdown(self) -> None:
+        await self._connection_pool.disconnect()
+
+
+class WaitingRetries(ScheduleSource):
+    """Failed runs waiting for their retry time, in this process (embedded mode has no Redis)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, ScheduledTask] = {}
+
+    async def get_schedules(self) -> list[ScheduledTask]:
+        return list(self._waiting.values())
+
+    async def add_schedule(self, schedule: ScheduledTask) -> None:
+        self._waiting[schedule.schedule_id] = schedule
+
+    async def delete_schedule(self, schedule_id: str) -> None:
+        self._waiting.pop(schedule_id, None)
+
+    def post_send(self, task: ScheduledTask) -> None:
+        self._waiting.pop(task.schedule_id, None)
+
+
+def build_broker(settings: Settings, recorder: JobRecorder) -> tuple[AsyncBroker, ScheduleSource]:
+    """The broker (with the recorder and taskiq's retry middleware) and where retries wait."""
+    broker: AsyncBroker
+    retries: ScheduleSource
+    if is_scale_out(settings):
+        assert settings.redis_url is not None
+        queue = queue_name(settings)
+        broker = RedisStreamBroker(
+            settings.redis_url,
+            queue_name=queue,
+            consumer_group_name=CONSUMER_GROUP,
+            maxlen=STREAM_LIMIT,
+        )
+        # JSON, not taskiq-redis's default pickle: nothing read from Redis can run code here.
+        retries = RedisRetries(
+            settings.redis_url, prefix=f"{queue}:retries", serializer=JSONSerializer()
+        )
+    else:
+        broker = InMemoryBroker()
+        retries = WaitingRetries()
+    retry = SmartRetryMiddleware(
+        default_retry_count=1,
+        use_delay_exponent=True,  # the delay grows with each attempt: delay × attempt
+        max_delay_exponent=MAX_RETRY_DELAY_S,
+        schedule_source=retries,
+    )
+    broker.add_middlewares(recorder, retry)  # recorder first: see JobRecorder
+    return broker, retries

@@ -1,0 +1,9 @@
+"""Every domain's jobs: what each process registers with its job engine (API and worker alike).
+
+A new area adds its `jobs.py`'s JOBS here.
+"""
+
+from papertrade.engine import jobs as engine_jobs
+from papertrade.jobs.declare import Job
+
+JOBS: tuple[Job[...], ...] = (*engine_jobs.JOBS,)
