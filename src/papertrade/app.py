@@ -48,7 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     logredact.install()
     ctx = AppContext.build(settings)
-    writer = ctx.orders = OrderWriter(ctx)
+    writer = OrderWriter(ctx)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -58,8 +58,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         shared = shared_feed(settings, upstream, ctx.redis)
         ctx.market = shared or upstream
         realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
-        ctx.engine = Engine(ctx)
-        leadership = Leadership(ctx, ctx.engine, shared)
+        engine = Engine(ctx)
+        leadership = Leadership(ctx, engine, shared)
+        app.state.realtime, app.state.engine = realtime, engine
         await leadership.start()
         await ctx.market.start()
         gc.collect()
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.ctx = ctx
+    app.state.orders = writer
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks
