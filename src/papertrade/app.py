@@ -2,7 +2,7 @@
 
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from papertrade.auth.ip_budget import AddressBudgetMiddleware
 from papertrade.config import Settings, get_settings
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
-from papertrade.engine.leader import Leadership
+from papertrade.engine.leader import LeaderDuty, Leadership
 from papertrade.fapi import routes as fapi_routes
 from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse, native_error
@@ -29,6 +29,8 @@ from papertrade.middleware import (
     docs_csp,
 )
 from papertrade.orders.writer import OrderWriter
+from papertrade.outbox.catalogue import CONSUMERS
+from papertrade.outbox.dispatcher import Consumer, Dispatcher
 from papertrade.textguard import NulGuardMiddleware
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
@@ -43,12 +45,16 @@ Authenticate with `Authorization: Bearer <API_KEY>` or the web session cookie (w
 `X-CSRF-Token`). Writes accept an `Idempotency-Key` header (24 hours)."""
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app; the lifespan applies migrations and starts the background parts."""
+def create_app(
+    settings: Settings | None = None, consumers: Sequence[Consumer] = CONSUMERS
+) -> FastAPI:
+    """Build the app; the lifespan applies migrations and starts the background parts.
+    `consumers`: the outbox's consumers (tests add their own)."""
     settings = settings or get_settings()
     logredact.install()
     ctx = AppContext.build(settings)
     writer = OrderWriter(ctx)
+    dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -59,7 +65,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ctx.market = shared or upstream
         realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
         engine = Engine(ctx)
-        leadership = Leadership(ctx, engine, shared)
+        # The leader alone runs the upstream feed and delivers the outbox.
+        duties: list[LeaderDuty] = [dispatcher] if shared is None else [shared, dispatcher]
+        leadership = Leadership(ctx, engine, duties)
         app.state.realtime, app.state.engine = realtime, engine
         await leadership.start()
         await ctx.market.start()
@@ -88,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     app.state.orders = writer
+    app.state.outbox = dispatcher
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks

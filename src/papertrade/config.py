@@ -63,7 +63,10 @@ class Settings(BaseSettings):
     maker_fee_rate: str = "0.0002"
     taker_fee_rate: str = "0.0005"
     default_leverage: int = 20
-    snapshot_interval_s: float = 300.0  # equity marks for the equity curve and drawdown
+    snapshot_interval_s: float = 300.0
+    # How often the engine leader looks for outbox events written by other processes (its own
+    # commits wake it at once).
+    outbox_poll_s: float = 1.0  # equity marks for the equity curve and drawdown
 
     # WebSocket interface (docs/websocket.md).
     ws_flush_ms: float = 0.0  # coalesce a client's writes: at most one write per this many ms

@@ -1,9 +1,10 @@
 """The process's shared resources, built once at start and reached through the app state."""
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from sqlalchemy.orm import Session
@@ -18,6 +19,7 @@ from papertrade.kit.once import SeenOnce
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from papertrade.kit.security import SecretCipher
 from papertrade.market.feed import MarketFeed
+from papertrade.outbox import store as outbox
 from papertrade.uow import AsyncWork, SyncWork, UnitOfWork
 
 T = TypeVar("T")
@@ -40,6 +42,8 @@ class AppContext:
     redis: Redis | None = None
     events: EventBus = field(default_factory=EventBus)
     market: MarketFeed | None = None
+    # Set when a commit here wrote to the outbox (outbox/dispatcher.py waits on it).
+    outbox_written: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
     def build(cls, settings: Settings) -> "AppContext":
@@ -68,8 +72,8 @@ class AppContext:
         async with self.db.unit_of_work() as session:
             uow = UnitOfWork(session)
             yield uow
-            await session.run_sync(uow.before_commit)
-        await self.events.publish(uow.events)
+            await session.run_sync(self._before_commit, uow)
+        await self._committed(uow)
 
     async def run_unit(self, work: Callable[[SyncWork], T], *, remember: bool = False) -> T:
         """Run the synchronous `work` as one unit of work (see Database.run_unit), then publish
@@ -80,12 +84,22 @@ class AppContext:
             uow = UnitOfWork(session, memory)
             units.append(uow)
             result = work(uow)
-            uow.before_commit(session)
+            self._before_commit(session, uow)
             return result
 
         result = await self.db.run_unit(run, remember=remember)
-        await self.events.publish(units[0].events)
+        await self._committed(units[0])
         return result
+
+    @staticmethod
+    def _before_commit(session: Session, uow: UnitOfWork[Any]) -> None:
+        uow.before_commit(session)  # the bulk rows
+        outbox.write(session, uow.events)  # last: its lock is held only to the commit
+
+    async def _committed(self, uow: UnitOfWork[Any]) -> None:
+        if any(event.durable for event in uow.events):
+            self.outbox_written.set()  # the dispatcher need not wait for its next poll
+        await self.events.publish(uow.events)
 
     async def close(self) -> None:
         await self.db.dispose()

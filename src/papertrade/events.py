@@ -21,7 +21,19 @@ class DomainEvent:
     """Something that happened; each subclass names it (`type`, as the WebSocket spells it)."""
 
     type: ClassVar[str]
+    # Written to the durable outbox in the same transaction (events other areas must not miss).
+    durable: ClassVar[bool] = False
     time: int = field(default_factory=now_ms)
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        """The event's body (as the WebSocket and the outbox keep it)."""
+        return {}
+
+    @property
+    def subject(self) -> int | None:
+        """The portfolio the event concerns, if any (outbox order is kept per portfolio)."""
+        return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,9 +43,8 @@ class PortfolioEvent(DomainEvent):
     portfolio_id: int
 
     @property
-    def data(self) -> Mapping[str, Any]:
-        """The event's body as the WebSocket sends it."""
-        raise NotImplementedError
+    def subject(self) -> int | None:
+        return self.portfolio_id
 
 
 Subscriber = Callable[[Sequence[DomainEvent]], Awaitable[None]]

@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Protocol
 
 from sqlalchemy import text
@@ -17,7 +18,8 @@ RETRY_S = 1.0
 
 
 class LeaderDuty(Protocol):
-    """Work besides the engine that only the leader does (the shared market feed's upstream)."""
+    """Work besides the engine that only the leader does (the shared market feed's upstream,
+    the job scheduler)."""
 
     async def lead(self) -> None: ...
 
@@ -29,14 +31,14 @@ class Leadership:
 
     The lock lives on one dedicated connection: if the leader process dies, PostgreSQL drops the
     connection and the lock with it, and a standby takes over and rebuilds its books from the
-    database. On SQLite (one process by design) the engine simply runs. `duty`, when given, leads
+    database. On SQLite (one process by design) the engine simply runs. Each of `duties` leads
     and follows together with the engine (after the engine starts, after it stops).
     """
 
-    def __init__(self, ctx: AppContext, engine: Engine, duty: LeaderDuty | None = None):
+    def __init__(self, ctx: AppContext, engine: Engine, duties: Sequence[LeaderDuty] = ()):
         self.ctx = ctx
         self.engine = engine
-        self.duty = duty
+        self.duties = tuple(duties)
         self._task: asyncio.Task[None] | None = None
         self._connection: AsyncConnection | None = None
 
@@ -67,13 +69,13 @@ class Leadership:
 
     async def _lead(self) -> None:
         await self.engine.start()
-        if self.duty is not None:
-            await self.duty.lead()
+        for duty in self.duties:
+            await duty.lead()
 
     async def _stand_by(self) -> None:
         await self.engine.stop()
-        if self.duty is not None:
-            await self.duty.follow()
+        for duty in self.duties:
+            await duty.follow()
 
     async def _campaign(self, holding: bool) -> None:
         while True:

@@ -25,6 +25,7 @@ class FundingCharged(PortfolioEvent):
     """Funding paid (negative) or received on one position at one funding time."""
 
     type = "funding.charged"
+    durable = True
     symbol: str
     amount: Decimal
     funding_time: int

@@ -8,6 +8,7 @@ from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.order import Order
+from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
 from papertrade.models.signal import Signal, SignalDedupe
@@ -23,6 +24,8 @@ __all__ = [
     "IdempotencyRecord",
     "LedgerEntry",
     "Order",
+    "OutboxCursor",
+    "OutboxEvent",
     "Portfolio",
     "Position",
     "Signal",

@@ -26,6 +26,7 @@ class OrderAccepted(OrderEvent):
     """A new order was recorded; `resting`: it now waits in the book for its price."""
 
     type = "order.new"
+    durable = True
     resting: bool = False
 
     @property
@@ -36,21 +37,25 @@ class OrderAccepted(OrderEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OrderPartiallyFilled(OrderEvent):
     type = "order.partially_filled"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OrderFilled(OrderEvent):
     type = "order.filled"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OrderCanceled(OrderEvent):
     type = "order.canceled"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OrderExpired(OrderEvent):
     type = "order.expired"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,3 +63,4 @@ class OrderRejected(OrderEvent):
     """An order a signal asked for was refused; `order` describes the request and the reason."""
 
     type = "order.rejected"
+    durable = True

@@ -31,3 +31,4 @@ class PositionLiquidated(PositionEvent):
     """Closed by the engine because the portfolio fell to its maintenance margin."""
 
     type = "position.liquidated"
+    durable = True

@@ -19,11 +19,13 @@ class SignalEvent(PortfolioEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SignalReceived(SignalEvent):
     type = "signal.received"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SignalExecuted(SignalEvent):
     type = "signal.executed"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,13 +33,16 @@ class SignalIgnored(SignalEvent):
     """The alert was valid but changed nothing (e.g. close while flat)."""
 
     type = "signal.ignored"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SignalRejected(SignalEvent):
     type = "signal.rejected"
+    durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SignalDuplicate(SignalEvent):
     type = "signal.duplicate"
+    durable = True
