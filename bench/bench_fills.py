@@ -30,7 +30,8 @@ async def main() -> None:
         async with app.router.lifespan_context(app):
             ctx = app.state.ctx
             await ctx.market.set_price("BTCUSDT", Decimal(60000))
-            async with ctx.transaction() as session:
+            async with ctx.transaction() as uow:
+                session = uow.session
                 session.add(User(email="bench@example.com", password_hash="x"))
                 await session.flush()
                 user_id = await session.scalar(select(User.id))
@@ -72,7 +73,7 @@ async def main() -> None:
                 )
             async with ctx.db.reader() as session:
                 for order in await session.scalars(select(Order).where(Order.is_open.is_(True))):
-                    ctx.engine.rest(order)
+                    app.state.engine.rest(order)
             started = time.perf_counter()
             await ctx.market.set_price("BTCUSDT", Decimal(58000))  # crosses every resting buy
             elapsed = time.perf_counter() - started

@@ -44,7 +44,6 @@ def serve(port: int, clients: int, rate: float, seconds: float, flush_ms: float,
     from papertrade.app import create_app
     from papertrade.config import Settings
     from papertrade.market.sim import SimFeed
-    from papertrade.ws.service import get_realtime
 
     settings = Settings(
         var_dir=var,
@@ -61,9 +60,9 @@ def serve(port: int, clients: int, rate: float, seconds: float, flush_ms: float,
 
     async def publish() -> None:
         ctx = app.state.ctx
-        while get_realtime(ctx) is None or ctx.market is None:  # noqa: ASYNC110 - polling the app
+        while getattr(app.state, "realtime", None) is None or ctx.market is None:  # noqa: ASYNC110
             await asyncio.sleep(0.1)
-        realtime = get_realtime(ctx)
+        realtime = app.state.realtime
         assert realtime is not None
         assert isinstance(ctx.market, SimFeed)
         topic = f"mark_price:{SYMBOL}"

@@ -75,9 +75,9 @@ def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Setting
 
 
 @asynccontextmanager
-async def running_app(settings: Settings) -> AsyncIterator[FastAPI]:
-    """The real app with its lifespan (migrations, engine) running."""
-    app = create_app(settings)
+async def running_app(settings: Settings, **options: Any) -> AsyncIterator[FastAPI]:
+    """The real app with its lifespan (migrations, engine) running; `options` go to create_app."""
+    app = create_app(settings, **options)
     async with app.router.lifespan_context(app):
         yield app
 

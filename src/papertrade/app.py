@@ -2,7 +2,7 @@
 
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -31,6 +31,8 @@ from papertrade.middleware import (
     docs_csp,
 )
 from papertrade.orders.writer import OrderWriter
+from papertrade.outbox.catalogue import CONSUMERS
+from papertrade.outbox.dispatcher import Consumer, Dispatcher
 from papertrade.textguard import NulGuardMiddleware
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
@@ -45,13 +47,17 @@ Authenticate with `Authorization: Bearer <API_KEY>` or the web session cookie (w
 `X-CSRF-Token`). Writes accept an `Idempotency-Key` header (24 hours)."""
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app; the lifespan applies migrations and starts the background parts."""
+def create_app(
+    settings: Settings | None = None, consumers: Sequence[Consumer] = CONSUMERS
+) -> FastAPI:
+    """Build the app; the lifespan applies migrations and starts the background parts.
+    `consumers`: the outbox's consumers (tests add their own)."""
     settings = settings or get_settings()
     logredact.install()
     ctx = AppContext.build(settings)
-    writer = ctx.orders = OrderWriter(ctx)
+    writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
+    dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -62,10 +68,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ctx.market = shared or upstream
         realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
         await jobs.start()
-        ctx.engine = Engine(ctx, jobs=jobs)
-        # The leader alone runs the upstream feed and the job scheduler.
-        duties: list[LeaderDuty] = [jobs] if shared is None else [shared, jobs]
-        leadership = Leadership(ctx, ctx.engine, duties)
+        engine = Engine(ctx, jobs=jobs)
+        # The leader alone runs the upstream feed, the job scheduler and the outbox's delivery.
+        duties: list[LeaderDuty] = [jobs, dispatcher]
+        if shared is not None:
+            duties.insert(0, shared)
+        leadership = Leadership(ctx, engine, duties)
+        app.state.realtime, app.state.engine = realtime, engine
         await leadership.start()
         await ctx.market.start()
         gc.collect()
@@ -94,6 +103,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.ctx = ctx
     app.state.jobs = jobs
+    app.state.orders = writer
+    app.state.outbox = dispatcher
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks

@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     # the shared queue too, unless this is off and `papertrade worker` processes do all of them.
     jobs_in_process: bool = True
     jobs_cpu_processes: int = Field(default=1, ge=1)  # the process pool of CPU-heavy jobs
+    # How often the engine leader looks for outbox events written by other processes (its own
+    # commits wake it at once).
+    outbox_poll_s: float = 1.0
 
     # WebSocket interface (docs/websocket.md).
     ws_flush_ms: float = 0.0  # coalesce a client's writes: at most one write per this many ms

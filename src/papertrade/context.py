@@ -1,46 +1,49 @@
 """The process's shared resources, built once at start and reached through the app state."""
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
-from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 from starlette.requests import HTTPConnection
 
 from papertrade.auth.credcache import CredentialCache
 from papertrade.config import Settings
-from papertrade.db import Database
-from papertrade.events import Event, EventBus
+from papertrade.db import Database, WriterMemory
+from papertrade.events import EventBus
 from papertrade.kit.deployment import namespace
+from papertrade.kit.once import SeenOnce
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from papertrade.kit.security import SecretCipher
+from papertrade.market.feed import MarketFeed
+from papertrade.outbox import store as outbox
+from papertrade.uow import AsyncWork, SyncWork, UnitOfWork
 
 T = TypeVar("T")
-
-if TYPE_CHECKING:
-    from papertrade.engine.engine import Engine
-    from papertrade.market.feed import MarketFeed
-    from papertrade.orders.writer import OrderWriter
 
 
 @dataclass
 class AppContext:
-    """Settings, database, cipher, rate limiter; market, engine and order writer attach later."""
+    """Settings, database, event bus, cipher, rate limiter, caches; the market attaches at start.
+
+    Infrastructure only: the engine, the order writer and the WebSocket service are parts of the
+    app (app.state), and services are handed what they need, never this object.
+    """
 
     settings: Settings
     db: Database
     cipher: SecretCipher
     limiter: RateLimiter
     credentials: CredentialCache
+    replays: SeenOnce  # signatures of signed /fapi writes already received
     redis: Redis | None = None
     events: EventBus = field(default_factory=EventBus)
-    market: "MarketFeed | None" = None
-    engine: "Engine | None" = None
-    orders: "OrderWriter | None" = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    market: MarketFeed | None = None
+    # Set when a commit here wrote to the outbox (outbox/dispatcher.py waits on it).
+    outbox_written: asyncio.Event = field(default_factory=asyncio.Event)
 
     @classmethod
     def build(cls, settings: Settings) -> "AppContext":
@@ -51,36 +54,52 @@ class AppContext:
             else MemoryRateLimiter()
         )
         credentials = CredentialCache(redis)
-        db = Database(settings.database_url)
-        db.commit_hooks.append(credentials.after_commit)
-        return cls(
+        ctx = cls(
             settings=settings,
-            db=db,
+            db=Database(settings.database_url),
             cipher=SecretCipher(settings.resolved_secret_key()),
             limiter=limiter,
             redis=redis,
             credentials=credentials,
+            replays=SeenOnce(redis, "pt:fapi:sig:"),
         )
+        ctx.events.subscribe(credentials.on_events)
+        return ctx
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A unit of work; after it commits, its after-commit actions run and events go out."""
+    async def transaction(self) -> AsyncIterator[AsyncWork]:
+        """A unit of work; after it commits, its events are published (then the caller goes on)."""
         async with self.db.unit_of_work() as session:
-            yield session
-        await self._committed(session.info)
+            uow = UnitOfWork(session)
+            yield uow
+            await session.run_sync(self._before_commit, uow)
+        await self._committed(uow)
 
-    async def run_unit(self, work: Callable[[Session], T], *, remember: bool = False) -> T:
-        """Run the synchronous `work` as one unit of work (see Database.run_unit), then as above."""
-        result, info = await self.db.run_unit(work, remember=remember)
-        await self._committed(info)
+    async def run_unit(self, work: Callable[[SyncWork], T], *, remember: bool = False) -> T:
+        """Run the synchronous `work` as one unit of work (see Database.run_unit), then publish
+        its events as above."""
+        units: list[SyncWork] = []
+
+        def run(session: Session, memory: WriterMemory | None) -> T:
+            uow = UnitOfWork(session, memory)
+            units.append(uow)
+            result = work(uow)
+            self._before_commit(session, uow)
+            return result
+
+        result = await self.db.run_unit(run, remember=remember)
+        await self._committed(units[0])
         return result
 
-    async def _committed(self, info: dict[str, Any]) -> None:
-        for action in info.pop("after_commit", []):
-            action()
-        events: list[Event] = info.pop("events", [])
-        if events:
-            await self.events.publish(events)
+    @staticmethod
+    def _before_commit(session: Session, uow: UnitOfWork[Any]) -> None:
+        uow.before_commit(session)  # the bulk rows
+        outbox.write(session, uow.events)  # last: its lock is held only to the commit
+
+    async def _committed(self, uow: UnitOfWork[Any]) -> None:
+        if any(event.durable for event in uow.events):
+            self.outbox_written.set()  # the dispatcher need not wait for its next poll
+        await self.events.publish(uow.events)
 
     async def close(self) -> None:
         await self.db.dispose()

@@ -2,7 +2,7 @@
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -18,9 +18,21 @@ from sqlalchemy.orm import DeclarativeBase, Session
 
 T = TypeVar("T")
 AnySession = Session | AsyncSession  # code that only adds, changes and emits takes either
-CommitHook = Callable[[dict[str, Any]], Awaitable[None]]
-# session.info key of what SQLite's writer thread remembers from one unit of work to the next.
-WRITER_MEMORY = "writer_memory"
+
+
+class WriterMemory:
+    """What SQLite's writer thread remembers from one unit of work to the next, by part (see
+    Database._remembered): each package keeps its own typed part, as in uow.UnitOfWork."""
+
+    def __init__(self) -> None:
+        self._parts: dict[type, object] = {}
+
+    def part(self, kind: type[T]) -> T:
+        found = self._parts.get(kind)
+        if found is None:
+            found = self._parts[kind] = kind()
+        return found  # type: ignore[return-value]
+
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -54,11 +66,9 @@ class Database:
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         # SQLite has one writer; queueing here beats SQLITE_BUSY retries and lock-upgrade deadlocks.
         self.write_lock = asyncio.Lock()
-        # Run after each unit of work commits, before its caller goes on (e.g. forget revoked keys).
-        self.commit_hooks: list[CommitHook] = []
         self._writer_engine: Engine | None = None
         self._writer_thread: ThreadPoolExecutor | None = None
-        self._writer_memory: dict[str, Any] = {}
+        self._writer_memory = WriterMemory()
         self._writer_data_version: int | None = None
 
     @asynccontextmanager
@@ -70,33 +80,28 @@ class Database:
             session = await stack.enter_async_context(self.sessions())
             async with session.begin():
                 yield session
-            await self._committed(session.info)
 
     async def run_unit(
-        self, work: Callable[[Session], T], *, remember: bool = False
-    ) -> tuple[T, dict[str, Any]]:
-        """Run the synchronous `work` in one unit of work; return its result and the session info.
+        self, work: Callable[[Session, WriterMemory | None], T], *, remember: bool = False
+    ) -> T:
+        """Run the synchronous `work` in one unit of work and return its result.
 
         On SQLite the whole unit of work runs on a dedicated writer thread with the sqlite3
         driver: one hand-off per unit of work instead of several thread hops per statement
         (aiosqlite), which is what bounds a group of orders. Elsewhere it runs on the event loop
         over the async driver.
 
-        `remember`: the work keeps what it finds under session.info[WRITER_MEMORY] current with
+        `remember`: the work keeps what it finds in the WriterMemory it is handed current with
         everything it writes, so the writer thread may hand it to the next such unit of work
-        (see _remembered). Any other unit of work on the writer thread makes it forget.
+        (see _remembered). Any other unit of work on the writer thread makes it forget, and
+        work that is handed None must not reuse anything.
         """
         if not self.is_sqlite:
             async with self.unit_of_work() as session:
-                result = await session.run_sync(work)
-            return result, session.info
+                return await session.run_sync(work, None)
         async with self.write_lock:
             loop = asyncio.get_running_loop()
-            result, info = await loop.run_in_executor(
-                self._writer(), self._run_on_writer, work, remember
-            )
-            await self._committed(info)
-        return result, info
+            return await loop.run_in_executor(self._writer(), self._run_on_writer, work, remember)
 
     def _writer(self) -> ThreadPoolExecutor:
         if self._writer_thread is None:
@@ -114,27 +119,27 @@ class Database:
         return self._writer_thread
 
     def _run_on_writer(
-        self, work: Callable[[Session], T], remember: bool
-    ) -> tuple[T, dict[str, Any]]:
+        self, work: Callable[[Session, WriterMemory | None], T], remember: bool
+    ) -> T:
         assert self._writer_engine is not None
         with Session(self._writer_engine, expire_on_commit=False) as session:
             try:
                 with session.begin():
+                    memory = None
                     if remember:
-                        session.info[WRITER_MEMORY] = self._remembered(session)
+                        memory = self._remembered(session)
                     else:  # its writes would not change this connection's data_version
                         self._forget()
-                    result = work(session)
+                    return work(session, memory)
             except BaseException:
                 self._forget()  # what the failed unit changed in memory never reached the database
                 raise
-            return result, session.info
 
     def _forget(self) -> None:
-        self._writer_memory = {}
+        self._writer_memory = WriterMemory()
         self._writer_data_version = None
 
-    def _remembered(self, session: Session) -> dict[str, Any]:
+    def _remembered(self, session: Session) -> WriterMemory:
         """What the writer's earlier units of work left in memory, while it still holds.
 
         Every other write to the database (the engine's fills, cancels, funding, the web app,
@@ -145,13 +150,9 @@ class Database:
         """
         version = session.connection().exec_driver_sql("PRAGMA data_version").scalar_one()
         if version != self._writer_data_version:
-            self._writer_memory = {}
+            self._writer_memory = WriterMemory()
             self._writer_data_version = version
         return self._writer_memory
-
-    async def _committed(self, info: dict[str, Any]) -> None:
-        for hook in self.commit_hooks:
-            await hook(info)
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[AsyncSession]:

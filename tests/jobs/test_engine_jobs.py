@@ -39,7 +39,7 @@ async def test_funding_is_settled_through_the_job_exactly_once(
     # A simulation that does not tick by itself: only the quotes below reach the engine.
     settings = isolated_settings.model_copy(update={"sim_tick_ms": 3_600_000})
     async with running_app(settings) as app:
-        engine = app.state.ctx.engine
+        engine = app.state.engine
         longs, shorts = await sign_up(app), await sign_up(app)
         await set_price(app, "LINKUSDT", "20")
         long_pid = (await longs.portfolio())["id"]

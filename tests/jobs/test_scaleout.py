@@ -21,7 +21,7 @@ async def test_a_scheduled_job_runs_once_per_tick_with_two_processes(
 ) -> None:
     settings = shared_settings.model_copy(update={"snapshot_interval_s": 1})
     async with running_app(settings) as first, running_app(settings) as second:
-        assert first.state.ctx.engine.active and not second.state.ctx.engine.active
+        assert first.state.engine.active and not second.state.engine.active
         user = await sign_up(second)
         pid = (await user.portfolio())["id"]
         deadline = asyncio.get_running_loop().time() + 30

@@ -27,15 +27,15 @@ async def test_one_engine_leads_and_a_standby_takes_over(isolated_settings: Sett
     leader_alive = True
     try:
         async with running_app(isolated_settings) as standby:
-            assert leader.state.ctx.engine.active  # the first process takes the lock at start
-            assert not standby.state.ctx.engine.active
+            assert leader.state.engine.active  # the first process takes the lock at start
+            assert not standby.state.engine.active
             user = await sign_up(standby)
             await set_price(leader, "BTCUSDT", "60000")
             await set_price(standby, "BTCUSDT", "60000")
             pid = (await user.portfolio())["id"]
             # Placed through the standby process: the leader picks it up from the database.
             first = await limit(user, pid, "buy", "0.01", "59000")
-            await _until(lambda: first["id"] in leader.state.ctx.engine.books.book("BTCUSDT"))
+            await _until(lambda: first["id"] in leader.state.engine.books.book("BTCUSDT"))
             await set_price(leader, "BTCUSDT", "58900")
             filled = await wait_for_status(user, first["id"], "filled")
             assert filled["avg_price"] == 59000
@@ -43,9 +43,9 @@ async def test_one_engine_leads_and_a_standby_takes_over(isolated_settings: Sett
             second = await limit(user, pid, "buy", "0.01", "57000")
             leader_alive = False
             await leader_process.__aexit__(None, None, None)  # the leader goes away
-            await _until(lambda: standby.state.ctx.engine.active)
+            await _until(lambda: standby.state.engine.active)
             # `active` turns on before the books are rebuilt from the database: wait for that.
-            await _until(lambda: second["id"] in standby.state.ctx.engine.books.book("BTCUSDT"))
+            await _until(lambda: second["id"] in standby.state.engine.books.book("BTCUSDT"))
             await set_price(standby, "BTCUSDT", "56000")
             done = await wait_for_status(user, second["id"], "filled")
             assert done["avg_price"] == 57000
@@ -59,7 +59,7 @@ async def test_one_engine_leads_and_a_standby_takes_over(isolated_settings: Sett
 
 async def test_a_cancel_in_one_process_leaves_the_leaders_book(isolated_settings: Settings) -> None:
     async with running_app(isolated_settings) as leader, running_app(isolated_settings) as other:
-        assert leader.state.ctx.engine.active and not other.state.ctx.engine.active
+        assert leader.state.engine.active and not other.state.engine.active
         user = await sign_up(other)
         await set_price(leader, "ETHUSDT", "3000")
         await set_price(other, "ETHUSDT", "3000")
@@ -73,7 +73,7 @@ async def test_a_cancel_in_one_process_leaves_the_leaders_book(isolated_settings
             quantity="1",
             price="3100",
         )
-        await _until(lambda: resting["id"] in leader.state.ctx.engine.books.book("ETHUSDT"))
+        await _until(lambda: resting["id"] in leader.state.engine.books.book("ETHUSDT"))
         async with client_for(other):
             assert (await user.delete(f"/v1/order/{resting['id']}")).status_code == 200
         await set_price(leader, "ETHUSDT", "3200")  # crosses the stale book entry: skipped

@@ -63,8 +63,8 @@ async def _market_order(app: FastAPI, key: str, pid: int, symbol: str) -> Any:
 
 async def test_the_leaders_prices_reach_a_follower(shared_settings: Settings) -> None:
     async with running_app(shared_settings) as leader, running_app(shared_settings) as follower:
-        assert feed(leader).leading and leader.state.ctx.engine.active
-        assert not feed(follower).leading and not follower.state.ctx.engine.active
+        assert feed(leader).leading and leader.state.engine.active
+        assert not feed(follower).leading and not follower.state.engine.active
         assert not feed(follower).upstream.status()["connected"]  # no second simulation runs
         heard: list[Quote] = []
 
@@ -109,12 +109,12 @@ async def test_a_standby_takes_over_the_feed_and_publishes(shared_settings: Sett
             await set_price(first, "BTCUSDT", "60000")
             await set_price(second, "BTCUSDT", "60000")
             resting = await limit(user, pid, "buy", "0.01", "59000")
-            await _until(lambda: resting["id"] in first.state.ctx.engine.books.book("BTCUSDT"))
+            await _until(lambda: resting["id"] in first.state.engine.books.book("BTCUSDT"))
             old_origin = feed(first).origin
             first_alive = False
             await first_process.__aexit__(None, None, None)  # the leader goes away
 
-            await _until(lambda: feed(second).leading and second.state.ctx.engine.active)
+            await _until(lambda: feed(second).leading and second.state.engine.active)
             assert feed(second).upstream.status()["connected"]  # its own simulation now runs
             await set_price(second, "BTCUSDT", "58900")  # the new leader's engine matches it
             done = await wait_for_status(user, resting["id"], "filled")

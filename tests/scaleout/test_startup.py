@@ -19,7 +19,7 @@ async def test_processes_starting_together_on_a_new_database_all_start(
         for app in apps:
             async with client_for(app) as client:
                 assert (await client.get("/healthz")).json() == {"status": "ok", "database": "ok"}
-        assert sum(app.state.ctx.engine.active for app in apps) == 1
+        assert sum(app.state.engine.active for app in apps) == 1
     finally:
         for process in starting:
             await process.__aexit__(None, None, None)

@@ -10,12 +10,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select, update
-from sqlalchemy.orm import Session
 
 from papertrade.config import Settings
 from papertrade.models import Order, Portfolio
 from papertrade.orders import workset
 from papertrade.orders.record import COLUMNS
+from papertrade.uow import SyncWork
 from tests.conftest import ORIGIN, User, bearer, client_for, running_app, sign_up
 from tests.trading_api.helpers import (
     equity,
@@ -98,10 +98,10 @@ async def test_the_next_order_sees_what_was_changed_elsewhere(user: User, app: F
     assert account["balance"] == account["ledger_balance"]
 
 
-def _loaded(session: Session, portfolio_id: int) -> workset.PortfolioState:
+def _loaded(uow: SyncWork, portfolio_id: int) -> workset.PortfolioState:
     """The portfolio's trading state as a group commit loads it (remembered or read)."""
-    workset.load(session, [portfolio_id])
-    state = workset.get(session, portfolio_id)
+    workset.load(uow, [portfolio_id])
+    state = workset.get(uow, portfolio_id)
     assert state is not None
     return state
 
@@ -110,22 +110,22 @@ async def test_a_failed_unit_of_work_leaves_nothing_remembered(user: User, app: 
     """A group that fails after changing a portfolio in memory (here: margin reserved for a
     resting order) must not hand that change to the next group; the database never saw it."""
     pid = (await user.portfolio(initial_balance="1000"))["id"]
-    db = app.state.ctx.db
+    ctx = app.state.ctx
 
-    def spoil(session: Session) -> None:
-        state = _loaded(session, pid)
+    def spoil(uow: SyncWork) -> None:
+        state = _loaded(uow, pid)
         state.open_margin += Decimal("600")
         state.portfolio.balance += Decimal("1")
         raise RuntimeError("the commit failed")
 
-    def read(session: Session) -> tuple[Decimal, Decimal]:
-        state = _loaded(session, pid)
+    def read(uow: SyncWork) -> tuple[Decimal, Decimal]:
+        state = _loaded(uow, pid)
         return state.open_margin, state.portfolio.balance
 
-    await db.run_unit(read, remember=True)  # remembered from here on (SQLite)
+    await ctx.run_unit(read, remember=True)  # remembered from here on (SQLite)
     with pytest.raises(RuntimeError):
-        await db.run_unit(spoil, remember=True)
-    (reserved, balance), _ = await db.run_unit(read, remember=True)
+        await ctx.run_unit(spoil, remember=True)
+    reserved, balance = await ctx.run_unit(read, remember=True)
     assert (reserved, balance) == (Decimal("0"), Decimal("1000"))
 
 
@@ -136,19 +136,19 @@ async def test_a_unit_of_work_that_does_not_remember_makes_the_writer_forget(
     UPDATE on the writer's own connection, which no data_version sees) must not leave the next
     group a stale balance."""
     pid = (await user.portfolio(initial_balance="1000"))["id"]
-    db = app.state.ctx.db
+    ctx = app.state.ctx
 
-    def balance(session: Session) -> Decimal:
-        return _loaded(session, pid).portfolio.balance
+    def balance(uow: SyncWork) -> Decimal:
+        return _loaded(uow, pid).portfolio.balance
 
-    def top_up(session: Session) -> None:
-        session.execute(
+    def top_up(uow: SyncWork) -> None:
+        uow.session.execute(
             update(Portfolio).where(Portfolio.id == pid).values(balance=Decimal("1500"))
         )
 
-    assert (await db.run_unit(balance, remember=True))[0] == Decimal("1000")
-    await db.run_unit(top_up)
-    assert (await db.run_unit(balance, remember=True))[0] == Decimal("1500")
+    assert await ctx.run_unit(balance, remember=True) == Decimal("1000")
+    await ctx.run_unit(top_up)
+    assert await ctx.run_unit(balance, remember=True) == Decimal("1500")
 
 
 _POISON_SQLITE = """

@@ -46,7 +46,9 @@ async def _check_books_rebuild(app: FastAPI) -> None:
     rebuilt = Engine(ctx)  # what a restarted engine would load, without stealing the stream
     rebuilt.active = True
     await rebuilt.pick_up_open_orders(full=True)
-    live = {o.order_id for book in ctx.engine.books.values() for o in [*book.bids(), *book.asks()]}
+    live = {
+        o.order_id for book in app.state.engine.books.values() for o in [*book.bids(), *book.asks()]
+    }
     again = {o.order_id for book in rebuilt.books.values() for o in [*book.bids(), *book.asks()]}
     assert live == open_ids == again  # a restart would lose nothing
 

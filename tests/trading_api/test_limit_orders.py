@@ -142,7 +142,7 @@ async def test_resting_orders_survive_a_restart_and_fill_after(
         resting = await limit(user, pid, "buy", "0.01", "58000")
         await user.client.aclose()
     async with running_app(settings) as second:
-        assert resting["id"] in second.state.ctx.engine.books["BTCUSDT"]
+        assert resting["id"] in second.state.engine.books["BTCUSDT"]
         async with client_for(second) as client:
             await client.post(
                 "/v1/auth/login", json={"email": user.email, "password": user.password}
@@ -215,7 +215,7 @@ async def test_an_order_filled_while_open_orders_are_read_is_not_put_back(
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
     resting = await limit(user, pid, "buy", "0.01", "55000")
-    book = ctx.engine.books.book("BTCUSDT")
+    book = app.state.engine.books.book("BTCUSDT")
     assert resting["id"] in book
     async with contextlib.AsyncExitStack() as hold:  # the fill cannot commit while this lasts
         if ctx.db.is_sqlite:
@@ -227,16 +227,16 @@ async def test_an_order_filled_while_open_orders_are_read_is_not_put_back(
                 select(Order.id).where(Order.id == resting["id"]).with_for_update()
             )
         tick = asyncio.create_task(set_price(app, "BTCUSDT", "54000"))
-        while resting["id"] in ctx.engine.books.book("BTCUSDT"):  # noqa: ASYNC110 (crossed)
+        while resting["id"] in app.state.engine.books.book("BTCUSDT"):  # noqa: ASYNC110 (crossed)
             await asyncio.sleep(0.01)
         assert (await user.get(f"/v1/order/{resting['id']}")).json()["status"] == "new"
-        await ctx.engine.pick_up_open_orders(full=False)
-        assert resting["id"] not in ctx.engine.books.book("BTCUSDT")
+        await app.state.engine.pick_up_open_orders(full=False)
+        assert resting["id"] not in app.state.engine.books.book("BTCUSDT")
     await tick
     filled = await wait_for_status(user, resting["id"], "filled")
     assert filled["avg_price"] == 55000
-    await ctx.engine.pick_up_open_orders(full=True)
-    assert resting["id"] not in ctx.engine.books.book("BTCUSDT")
+    await app.state.engine.pick_up_open_orders(full=True)
+    assert resting["id"] not in app.state.engine.books.book("BTCUSDT")
 
 
 async def test_the_engine_forgets_taken_out_orders_after_a_while(
@@ -245,7 +245,7 @@ async def test_the_engine_forgets_taken_out_orders_after_a_while(
     """What the engine remembers of the orders it took out stays bounded: a long-running
     embedded service crosses and cancels orders all day."""
     monkeypatch.setattr(engine_module, "TAKEN_OUT_MEMORY_S", 0.2)
-    engine = app.state.ctx.engine
+    engine = app.state.engine
     await set_price(app, "BTCUSDT", "60000")
     pid = (await user.portfolio())["id"]
     ids = []

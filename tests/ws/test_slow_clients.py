@@ -7,7 +7,6 @@ from fastapi import FastAPI
 
 from papertrade.ws.client import Client
 from papertrade.ws.hub import Hub
-from papertrade.ws.service import get_realtime
 from tests.conftest import sign_up
 from tests.trading_api.helpers import sim
 from tests.ws.helpers import RawSocket, Socket, socket
@@ -48,7 +47,7 @@ async def test_a_stalled_client_is_dropped_and_others_keep_up(
     fast_app: tuple[FastAPI, str],
 ) -> None:
     app, url = fast_app
-    realtime = get_realtime(app.state.ctx)
+    realtime = app.state.realtime
     assert realtime is not None
     owner = await sign_up(app)
     try:

@@ -28,7 +28,7 @@ async def equity(portfolio_id: Id, principal: Caller, ctx: Ctx) -> EquityRead:
     """Balance, unrealized PnL, equity, margin used and available, at the current marks."""
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_owned(session, principal, portfolio_id)
-        state = await service.account_state(session, ctx, portfolio)
+        state = await service.account_state(session, ctx.market, portfolio)
         from_ledger = await service.ledger_balance(session, portfolio_id)
     return EquityRead(
         portfolio_id=portfolio_id,
@@ -86,11 +86,11 @@ async def equity_curve(
 @router.post("/portfolios/{portfolio_id}/top-up", response_model=PortfolioRead)
 async def top_up(portfolio_id: Id, body: TopUp, principal: Writer, ctx: Ctx) -> PortfolioRead:
     """Add simulated USDT (a ledger `top_up` entry)."""
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
         portfolio = await portfolio_service.get_owned(
-            session, principal, portfolio_id, for_update=True
+            uow.session, principal, portfolio_id, for_update=True
         )
-        service.top_up(session, portfolio, body.amount)
+        service.top_up(uow, portfolio, body.amount)
         return PortfolioRead.model_validate(portfolio)
 
 
@@ -99,9 +99,9 @@ async def reset(
     portfolio_id: Id, principal: Writer, ctx: Ctx, body: Reset | None = None
 ) -> PortfolioRead:
     """Cancel orders, close positions without PnL, restore the starting balance; keys stay."""
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
         portfolio = await portfolio_service.get_owned(
-            session, principal, portfolio_id, for_update=True
+            uow.session, principal, portfolio_id, for_update=True
         )
-        await service.reset(session, ctx, portfolio, body.initial_balance if body else None)
+        await service.reset(uow, portfolio, body.initial_balance if body else None)
         return PortfolioRead.model_validate(portfolio)

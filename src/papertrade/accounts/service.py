@@ -6,14 +6,17 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.context import AppContext
-from papertrade.events import Event, emit
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
+from papertrade.ledger.events import BalanceChanged
+from papertrade.ledger.service import post
+from papertrade.market.feed import MarketFeed
 from papertrade.models import EquitySnapshot, Fill, LedgerEntry, Portfolio
 from papertrade.orders import service as order_service
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
+from papertrade.trading.enums import LedgerKind
+from papertrade.uow import AsyncWork
 
 
 async def ledger_balance(session: AsyncSession, portfolio_id: int) -> Decimal:
@@ -25,52 +28,36 @@ async def ledger_balance(session: AsyncSession, portfolio_id: int) -> Decimal:
 
 
 async def account_state(
-    session: AsyncSession, ctx: AppContext, portfolio: Portfolio
+    session: AsyncSession, market: MarketFeed | None, portfolio: Portfolio
 ) -> margin.AccountState:
     positions = await position_service.load_positions(session, portfolio.id)
     open_margin = await position_service.open_order_margin(session, portfolio.id)
-    state, _ = position_service.account(
-        ctx.market, portfolio, list(positions.values()), open_margin
-    )
+    state, _ = position_service.account(market, portfolio, list(positions.values()), open_margin)
     return state
 
 
 def _entry(
-    session: AsyncSession, portfolio: Portfolio, kind: str, amount: Decimal, note: str
+    uow: AsyncWork, portfolio: Portfolio, kind: LedgerKind, amount: Decimal, note: str
 ) -> None:
-    # Top-ups and starting balances come in with at most 6 decimals (the request models say
-    # so) and every other ledger amount is booked at 6 (usdt6), so a reset's difference is
-    # at 6 decimals too: the balance moves by exactly the amount listed.
-    portfolio.balance = portfolio.balance + amount
-    session.add(
-        LedgerEntry(
-            portfolio_id=portfolio.id,
-            kind=kind,
-            amount=amount,
-            balance_after=portfolio.balance,
-            note=note,
-        )
-    )
-    emit(session, Event("balance.changed", portfolio.id, {"balance": portfolio.balance}))
+    post(uow, portfolio, kind, amount, note=note)
+    uow.emit(BalanceChanged(portfolio_id=portfolio.id, balance=portfolio.balance))
 
 
-def top_up(session: AsyncSession, portfolio: Portfolio, amount: Decimal) -> None:
+def top_up(uow: AsyncWork, portfolio: Portfolio, amount: Decimal) -> None:
     """Add simulated USDT to the wallet."""
-    _entry(session, portfolio, "top_up", amount, "top-up")
+    _entry(uow, portfolio, LedgerKind.TOP_UP, amount, "top-up")
 
 
-async def reset(
-    session: AsyncSession, ctx: AppContext, portfolio: Portfolio, initial_balance: Decimal | None
-) -> None:
+async def reset(uow: AsyncWork, portfolio: Portfolio, initial_balance: Decimal | None) -> None:
     """Cancel orders, drop positions and restore the starting balance; keys stay valid."""
-    await order_service.cancel_all(session, ctx, portfolio.id)
-    positions = await position_service.load_positions(session, portfolio.id)
+    await order_service.cancel_all(uow, portfolio.id)
+    positions = await position_service.load_positions(uow.session, portfolio.id)
     for position in positions.values():
         position.quantity = ZERO
         position.entry_price = ZERO
     if initial_balance is not None:
         portfolio.initial_balance = initial_balance
-    _entry(session, portfolio, "reset", portfolio.initial_balance - portfolio.balance, "reset")
+    _entry(uow, portfolio, LedgerKind.RESET, portfolio.initial_balance - portfolio.balance, "reset")
 
 
 async def ledger(

@@ -2,27 +2,23 @@
 
 Looking a key up cost a pooled connection, a query and a rollback on every request, more than
 the rest of a MARKET order. Revocation still takes effect on the very next request: every service
-function that revokes a key marks its unit of work (`credentials_changed`), and after that unit
-of work commits, before its response goes out, the cache is emptied. With Redis configured the
+function that revokes a key emits CredentialsRevoked, and once that unit of work has committed,
+before its response goes out, the cache is emptied. With Redis configured the
 cache also carries a generation number kept in Redis; revoking increments it and every lookup
 compares it, so every process forgets revoked keys at once.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 
-from papertrade.db import AnySession
+from papertrade.auth.events import CredentialsRevoked
+from papertrade.events import DomainEvent
 
 T = TypeVar("T")
 GENERATION_KEY = "pt:credentials:generation"
 MAX_ENTRIES = 50_000
-
-
-def credentials_changed(session: AnySession) -> None:
-    """Mark a unit of work that revokes a credential: caches are emptied after it commits."""
-    session.info["credentials_changed"] = True
 
 
 class CredentialCache:
@@ -48,9 +44,9 @@ class CredentialCache:
                 self._entries[(kind, key_hash)] = entry
         return entry
 
-    async def after_commit(self, info: dict[str, Any]) -> None:
-        """A Database commit hook: empty the caches when the unit of work revoked a key."""
-        if info.pop("credentials_changed", False):
+    async def on_events(self, events: Sequence[DomainEvent]) -> None:
+        """An event subscriber: empty the caches once a revocation has committed."""
+        if any(isinstance(event, CredentialsRevoked) for event in events):
             await self.invalidate()
 
     async def invalidate(self) -> None:

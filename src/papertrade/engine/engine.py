@@ -5,28 +5,29 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.context import AppContext
 from papertrade.engine import jobs as engine_jobs
 from papertrade.engine import risk
-from papertrade.events import Event, emit
+from papertrade.events import DomainEvent
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
-from papertrade.orders import pending
+from papertrade.orders.events import OrderAccepted, OrderCanceled
 from papertrade.orders.fills import apply_fill
+from papertrade.orders.lifecycle import transition
+from papertrade.orders.pending import OrderRows
 from papertrade.orders.pricing import instrument_of
 from papertrade.orders.record import AnyOrder, OrderRecord
-from papertrade.orders.views import order_event_data
 from papertrade.positions import service as position_service
 from papertrade.trading import orders as rules
 from papertrade.trading.book import Books, RestingOrder
 from papertrade.trading.enums import Liquidity, OrderStatus, Side
 from papertrade.trading.values import Quote
+from papertrade.uow import AsyncWork
 
 log = logging.getLogger("papertrade.engine")
 CHUNK = 500
@@ -90,6 +91,7 @@ class Engine:
         assert self.ctx.market is not None
         if not self._listening:
             self.ctx.market.on_tick(self.on_tick)
+            self.ctx.events.subscribe(self.on_events)
             self._listening = True
         self._tasks.append(asyncio.create_task(self._sweep_forever(), name="engine-sweep"))
         if not self.ctx.db.is_sqlite:
@@ -140,11 +142,9 @@ class Engine:
 
     def rest(self, order: AnyOrder) -> None:
         """Put an open order in its book (price-time priority)."""
-        if not self.active:
-            return
         assert order.price is not None
         remaining = order.quantity - order.filled_quantity
-        self.books.add(
+        self._add(
             order.symbol,
             RestingOrder(
                 order.id,
@@ -155,6 +155,29 @@ class Engine:
                 next(self._seq),
             ),
         )
+
+    def _add(self, symbol: str, resting: RestingOrder) -> None:
+        if self.active:
+            self.books.add(symbol, resting)
+
+    async def on_events(self, events: Sequence[DomainEvent]) -> None:
+        """After each commit: a new resting order goes in its book, a cancelled one comes out."""
+        for event in events:
+            if isinstance(event, OrderAccepted) and event.resting:
+                order = event.order
+                self._add(
+                    order["symbol"],
+                    RestingOrder(
+                        event.order_id,
+                        event.portfolio_id,
+                        Side(order["side"]),
+                        order["price"],
+                        event.remaining,
+                        next(self._seq),
+                    ),
+                )
+            elif isinstance(event, OrderCanceled):
+                self.unrest(event.order["symbol"], event.order_id)
 
     def unrest(self, symbol: str, order_id: int) -> None:
         if self.active:
@@ -205,8 +228,8 @@ class Engine:
     async def fill_crossed(self, symbol: str, crossed: list[RestingOrder]) -> None:
         """Fill crossed orders at their limit prices (maker), in one unit of work."""
         try:
-            async with self.ctx.transaction() as session:
-                await self._apply_crossed(session, symbol, crossed)
+            async with self.ctx.transaction() as uow:
+                await self._apply_crossed(uow, symbol, crossed)
         except Exception:
             log.exception(
                 "filling %d crossed %s orders failed; they stay resting", len(crossed), symbol
@@ -215,8 +238,9 @@ class Engine:
                 self.books.add(symbol, resting)
 
     async def _apply_crossed(
-        self, session: AsyncSession, symbol: str, crossed: list[RestingOrder]
+        self, uow: AsyncWork, symbol: str, crossed: list[RestingOrder]
     ) -> None:
+        session = uow.session
         ids = [r.order_id for r in crossed]
         orders: dict[int, OrderRecord] = {}
         # Plain records, not ORM instances: filling changes each order's state a dozen times,
@@ -248,7 +272,7 @@ class Engine:
             order = orders.get(resting.order_id)
             if order is None or not order.is_open:
                 continue  # cancelled (or filled) since it was put in the book: one outcome only
-            pending.of(session).filled.append(order)
+            uow.part(OrderRows).filled.append(order)
             portfolio = portfolios[order.portfolio_id]
             position = positions.get(portfolio.id)
             if position is None:
@@ -257,10 +281,10 @@ class Engine:
                 )
                 session.add(position)
                 positions[portfolio.id] = position
-            self._fill_one(session, portfolio, position, order)
+            self._fill_one(uow, portfolio, position, order)
 
     def _fill_one(
-        self, session: AsyncSession, portfolio: Portfolio, position: Position, order: OrderRecord
+        self, uow: AsyncWork, portfolio: Portfolio, position: Position, order: OrderRecord
     ) -> None:
         assert order.price is not None
         quantity = order.quantity - order.filled_quantity
@@ -271,7 +295,7 @@ class Engine:
             quantity = min(quantity, abs(position.quantity))
         if quantity > ZERO:
             apply_fill(
-                session,
+                uow,
                 portfolio,
                 position,
                 order,
@@ -281,10 +305,7 @@ class Engine:
             )
         if order.is_open and order.status != OrderStatus.FILLED:
             # A reduce-only remainder with nothing left to reduce expires, as on Binance.
-            order.status = OrderStatus.EXPIRED.value
-            order.is_open = False
-            order.reserved_margin = ZERO
-            emit(session, Event("order.expired", order.portfolio_id, order_event_data(order)))
+            transition(uow, order, OrderStatus.EXPIRED)
 
     async def _sweep_forever(self) -> None:
         while True:

@@ -6,20 +6,21 @@ from decimal import Decimal
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from papertrade.context import AppContext
-from papertrade.events import Event, emit
-from papertrade.kit.decimals import ZERO, money, plain, usdt6
-from papertrade.kit.time import now_ms
-from papertrade.models import FundingSettlement, LedgerEntry, Order, Portfolio, Position
-from papertrade.orders import ids
+from papertrade.kit.decimals import ZERO, plain, usdt6
+from papertrade.ledger.events import BalanceChanged, FundingCharged
+from papertrade.ledger.service import post
+from papertrade.models import FundingSettlement, Portfolio, Position
 from papertrade.orders import service as order_service
 from papertrade.orders.fills import apply_fill
+from papertrade.orders.lifecycle import accept, new_order
 from papertrade.positions import service as position_service
 from papertrade.trading import funding, margin
 from papertrade.trading import orders as rules
-from papertrade.trading.enums import Liquidity, OrderStatus
+from papertrade.trading.enums import Action, LedgerKind, Liquidity, OrderType
+from papertrade.uow import AsyncWork, SyncWork
 
 log = logging.getLogger("papertrade.engine.risk")
 
@@ -29,21 +30,22 @@ async def settle_funding(
 ) -> int:
     """Charge or pay funding on every open position in `symbol` once; returns positions settled."""
     try:
-        async with ctx.transaction() as session:
-            session.add(
+        async with ctx.transaction() as uow:
+            uow.session.add(
                 FundingSettlement(
                     symbol=symbol, funding_time=funding_time, funding_rate=rate, mark_price=mark
                 )
             )
-            await session.flush()
-            return await _apply_funding(session, symbol, funding_time, rate, mark)
+            await uow.session.flush()
+            return await _apply_funding(uow, symbol, funding_time, rate, mark)
     except IntegrityError:
         return 0  # already settled (by this engine before a restart, or by a previous leader)
 
 
 async def _apply_funding(
-    session: AsyncSession, symbol: str, funding_time: int, rate: Decimal, mark: Decimal
+    uow: AsyncWork, symbol: str, funding_time: int, rate: Decimal, mark: Decimal
 ) -> int:
+    session = uow.session
     rows = (
         await session.scalars(
             select(Position).where(Position.symbol == symbol, Position.quantity != ZERO)
@@ -56,23 +58,20 @@ async def _apply_funding(
             select(Portfolio).where(Portfolio.id.in_(ids)).order_by(Portfolio.id).with_for_update()
         )
     }
+    note = f"funding at {funding_time}, rate {plain(rate)}"
     for position in rows:
-        amount = usdt6(funding.funding_payment(position.quantity, mark, rate))  # as listed
+        amount = usdt6(funding.funding_payment(position.quantity, mark, rate))  # as booked
         if amount == ZERO:
             continue
         portfolio = portfolios[position.portfolio_id]
-        portfolio.balance = portfolio.balance + amount
-        session.add(
-            LedgerEntry(
-                portfolio_id=portfolio.id,
-                kind="funding",
-                amount=amount,
-                balance_after=portfolio.balance,
-                symbol=symbol,
-                note=f"funding at {funding_time}, rate {plain(rate)}",
+        post(uow, portfolio, LedgerKind.FUNDING, amount, symbol=symbol, note=note)
+        pid = portfolio.id
+        uow.emit(
+            FundingCharged(
+                portfolio_id=pid, symbol=symbol, amount=amount, funding_time=funding_time, rate=rate
             )
         )
-        emit(session, Event("balance.changed", portfolio.id, {"balance": portfolio.balance}))
+        uow.emit(BalanceChanged(portfolio_id=pid, balance=portfolio.balance))
     return len(rows)
 
 
@@ -105,52 +104,31 @@ async def liquidate_underwater(ctx: AppContext) -> list[int]:
 
 async def liquidate(ctx: AppContext, portfolio_id: int) -> bool:
     """Close every position at the mark and cancel resting orders, if still underwater."""
-    async with ctx.transaction() as session:
-        portfolio = await session.scalar(
+    async with ctx.transaction() as uow:
+        portfolio = await uow.session.scalar(
             select(Portfolio).where(Portfolio.id == portfolio_id).with_for_update()
         )
         if portfolio is None:
             return False
-        positions = await position_service.load_positions(session, portfolio_id)
+        positions = await position_service.load_positions(uow.session, portfolio_id)
         open_positions = [p for p in positions.values() if p.quantity != ZERO]
         state = margin.account_state(
             portfolio.balance, position_service.position_inputs(ctx.market, open_positions)
         )
         if not state.is_liquidatable:
             return False
-        await order_service.cancel_all(session, ctx, portfolio_id)
-        for position in open_positions:
-            side = rules.reducing_side(position.quantity)
-            assert side is not None
-            mark = position_service.mark_of(ctx.market, position.symbol, position.entry_price)
-            quantity = abs(position.quantity)
-            order = Order(
-                id=await session.run_sync(ids.next_id),
-                portfolio_id=portfolio_id,
-                symbol=position.symbol,
-                side=side.value,
-                type="market",
-                action="close",
-                time_in_force="GTC",
-                status=OrderStatus.NEW.value,
-                is_open=False,
-                quantity=quantity,
-                size_usd=money(quantity * mark),
-                client_order_id=f"liquidation-{now_ms()}-{position.id}",
-                source="liquidation",
-            )
-            session.add(order)
-            await session.flush()
-            apply_fill(
-                session,
-                portfolio,
-                position,
-                order,
-                price=mark,
-                quantity=quantity,
-                liquidity=Liquidity.TAKER,
-                is_liquidation=True,
-            )
+        await order_service.cancel_all(uow, portfolio_id)
+        marks = {
+            p.symbol: position_service.mark_of(ctx.market, p.symbol, p.entry_price)
+            for p in open_positions
+        }
+
+        def close_all(session: Session) -> None:
+            work = uow.on(session)
+            for position in open_positions:
+                _close_at_mark(work, portfolio, position, marks[position.symbol])
+
+        await uow.session.run_sync(close_all)
         log.warning(
             "liquidated portfolio %s (equity %s <= maintenance %s)",
             portfolio_id,
@@ -158,3 +136,33 @@ async def liquidate(ctx: AppContext, portfolio_id: int) -> bool:
             state.maintenance_margin,
         )
         return True
+
+
+def _close_at_mark(uow: SyncWork, portfolio: Portfolio, position: Position, mark: Decimal) -> None:
+    """Close a position with a MARKET order of the engine's, filled at the mark."""
+    side = rules.reducing_side(position.quantity)
+    assert side is not None
+    quantity = abs(position.quantity)
+    order = new_order(
+        uow,
+        portfolio_id=portfolio.id,
+        symbol=position.symbol,
+        side=side,
+        type=OrderType.MARKET,
+        action=Action.CLOSE,
+        quantity=quantity,
+        mark=mark,
+        client_order_id=f"liquidation-{uow.now()}-{position.id}",
+        source="liquidation",
+    )
+    accept(uow, order, resting=False)
+    apply_fill(
+        uow,
+        portfolio,
+        position,
+        order,
+        price=mark,
+        quantity=quantity,
+        liquidity=Liquidity.TAKER,
+        is_liquidation=True,
+    )

@@ -24,11 +24,11 @@ async def record_snapshots(ctx: AppContext) -> int:
     if not portfolios:
         return 0
     now = now_ms()
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
         for portfolio in portfolios:
             inputs = position_service.position_inputs(ctx.market, positions[portfolio.id])
             equity = margin.account_state(portfolio.balance, inputs).equity
-            session.add(
+            uow.session.add(
                 EquitySnapshot(
                     portfolio_id=portfolio.id,
                     time=now,

@@ -167,14 +167,7 @@ async def _load_key(ctx: AppContext, api_key: str) -> KeyRow:
 
 
 def _secret(ctx: AppContext, encrypted: str) -> str:
-    # Decrypting is the costly part of a lookup; the ciphertext never changes for a key.
-    cache: dict[str, str] = ctx.extras.setdefault("fapi_secrets", {})
-    secret = cache.get(encrypted)
-    if secret is None:
-        if len(cache) > 10_000:
-            cache.clear()
-        secret = cache[encrypted] = ctx.cipher.decrypt(encrypted)
-    return secret
+    return ctx.cipher.decrypt(encrypted)
 
 
 def _check_timestamp(params: Params) -> tuple[int, int]:
@@ -200,37 +193,11 @@ def _check_signature(params: Params, secret: str, query: bytes, body: bytes) -> 
         raise FapiError(400, -1022, "Signature for this request is not valid.")
 
 
-class ReplayGuard:
-    """Remembers signatures of signed writes until their recvWindow has passed.
-
-    Shared through Redis when configured (every process refuses the replay), else in-process.
-    """
-
-    def __init__(self, ctx: AppContext):
-        self._redis = ctx.redis
-        self._seen: dict[str, int] = {}
-
-    async def first_time(self, key: str, ttl_ms: int) -> bool:
-        if self._redis is not None:
-            stored = await self._redis.set(f"pt:fapi:sig:{key}", b"1", px=ttl_ms, nx=True)
-            return bool(stored)
-        now = now_ms()
-        if len(self._seen) > 100_000:
-            self._seen = {k: v for k, v in self._seen.items() if v > now}
-        if self._seen.get(key, 0) > now:
-            return False
-        self._seen[key] = now + ttl_ms
-        return True
-
-
 async def _refuse_replay(
     ctx: AppContext, key_id: int, signature: str, timestamp: int, window: int
 ) -> None:
-    guard: ReplayGuard | None = ctx.extras.get("fapi_replay")
-    if guard is None:
-        guard = ctx.extras["fapi_replay"] = ReplayGuard(ctx)
     ttl = max(1000, timestamp + window - now_ms() + MAX_AHEAD_MS)
-    if not await guard.first_time(f"{key_id}:{signature.lower()}", ttl):
+    if not await ctx.replays.first_time(f"{key_id}:{signature.lower()}", ttl):
         raise FapiError(
             400,
             -1021,

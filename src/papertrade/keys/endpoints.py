@@ -30,5 +30,5 @@ async def list_api_keys(principal: WebUser, ctx: Ctx) -> list[ApiKeyRead]:
 @router.delete("/user/api-keys/{key_id}", response_model=ApiKeyRead)
 async def revoke_api_key(key_id: Id, principal: WebUser, ctx: Ctx) -> ApiKeyRead:
     """Revoke a key; it stops working on the very next request."""
-    async with ctx.db.unit_of_work() as session:
-        return ApiKeyRead.model_validate(await service.revoke(session, principal.user_id, key_id))
+    async with ctx.transaction() as uow:
+        return ApiKeyRead.model_validate(await service.revoke(uow, principal.user_id, key_id))

@@ -5,11 +5,11 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.auth.credcache import credentials_changed
+from papertrade.auth.events import CredentialsRevoked
 from papertrade.errors import NotFound
 from papertrade.kit.security import new_token, token_hash
-from papertrade.kit.time import now_ms
 from papertrade.models import ApiKey
+from papertrade.uow import AsyncWork
 
 KEY_PREFIX = "ptk_"
 
@@ -30,12 +30,12 @@ async def list_for(session: AsyncSession, user_id: int) -> Sequence[ApiKey]:
     return result.all()
 
 
-async def revoke(session: AsyncSession, user_id: int, key_id: int) -> ApiKey:
+async def revoke(uow: AsyncWork, user_id: int, key_id: int) -> ApiKey:
     """Revoke at once; the row stays for history."""
-    row = await session.get(ApiKey, key_id)
+    row = await uow.session.get(ApiKey, key_id)
     if row is None or row.user_id != user_id:
         raise NotFound("API key not found.", code="api_key_not_found")
     if row.revoked_at is None:
-        row.revoked_at = now_ms()
-        credentials_changed(session)
+        row.revoked_at = uow.now()
+        uow.emit(CredentialsRevoked())
     return row

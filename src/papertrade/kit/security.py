@@ -54,12 +54,21 @@ class SecretCipher:
             algorithm=hashes.SHA256(), length=32, salt=b"papertrade", info=b"compat-secrets"
         ).derive(secret_key.encode())
         self._fernet = Fernet(base64.urlsafe_b64encode(derived))
+        self._decrypted: dict[str, str] = {}
 
     def encrypt(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()
 
     def decrypt(self, token: str) -> str:
-        try:
-            return self._fernet.decrypt(token.encode()).decode()
-        except InvalidToken as exc:
-            raise ValueError("secret cannot be decrypted with this SECRET_KEY") from exc
+        # Decrypting is the costly part of a signed request's key lookup, and a ciphertext
+        # always decrypts to the same secret: remember it.
+        plaintext = self._decrypted.get(token)
+        if plaintext is None:
+            try:
+                plaintext = self._fernet.decrypt(token.encode()).decode()
+            except InvalidToken as exc:
+                raise ValueError("secret cannot be decrypted with this SECRET_KEY") from exc
+            if len(self._decrypted) > 10_000:
+                self._decrypted.clear()
+            self._decrypted[token] = plaintext
+        return plaintext

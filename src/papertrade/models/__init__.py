@@ -9,6 +9,7 @@ from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.order import Order
+from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
 from papertrade.models.signal import Signal, SignalDedupe
@@ -25,6 +26,8 @@ __all__ = [
     "JobRecord",
     "LedgerEntry",
     "Order",
+    "OutboxCursor",
+    "OutboxEvent",
     "Portfolio",
     "Position",
     "Signal",

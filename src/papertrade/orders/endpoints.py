@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.kit.ids import Id
@@ -10,6 +10,7 @@ from papertrade.kit.responses import NativeJSONResponse
 from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.schemas import OrderCreate, OrderPage, OrderRead
+from papertrade.orders.writer import OrderWriter, order_writer
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
 
@@ -17,7 +18,9 @@ router = APIRouter(tags=["orders"])
 
 
 @router.post("/order", status_code=201, response_model=OrderRead)
-async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> NativeJSONResponse:
+async def place_order(
+    body: OrderCreate, principal: Writer, orders: Annotated[OrderWriter, Depends(order_writer)]
+) -> NativeJSONResponse:
     """Place an order. MARKET fills at once at the mark; LIMIT rests until the mark crosses it."""
     command = PlaceOrder(
         portfolio_id=body.portfolio_id,
@@ -32,8 +35,7 @@ async def place_order(body: OrderCreate, principal: Writer, ctx: Ctx) -> NativeJ
         client_order_id=body.client_order_id,
         source="web" if principal.kind == "session" else "v1",
     )
-    assert ctx.orders is not None
-    order = OrderRead.model_validate(await ctx.orders.place(principal, command))
+    order = OrderRead.model_validate(await orders.place(principal, command))
     # Rendered here: FastAPI would validate the model a second time against response_model.
     return NativeJSONResponse(order.model_dump(mode="json"), status_code=201)
 
@@ -49,9 +51,9 @@ async def get_order(order_id: Id, principal: Caller, ctx: Ctx) -> OrderRead:
 @router.delete("/order/{order_id}", response_model=OrderRead)
 async def cancel_order(order_id: Id, principal: Writer, ctx: Ctx) -> OrderRead:
     """Cancel a resting order."""
-    async with ctx.transaction() as session:
-        order, _ = await service.get_owned_order(session, principal, order_id, for_update=True)
-        return OrderRead.model_validate(await service.cancel(session, ctx, principal, order))
+    async with ctx.transaction() as uow:
+        order, _ = await service.get_owned_order(uow.session, principal, order_id, for_update=True)
+        return OrderRead.model_validate(await service.cancel(uow, order))
 
 
 @router.get("/order", response_model=OrderPage)

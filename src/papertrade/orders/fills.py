@@ -5,39 +5,22 @@ Market orders, resting limits matched by the engine and liquidations all come th
 
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from papertrade.db import AnySession
-from papertrade.events import Event, emit
 from papertrade.kit.decimals import STORE_PLACES, ZERO, money, usdt6
-from papertrade.kit.time import now_ms
+from papertrade.ledger.events import BalanceChanged
+from papertrade.ledger.service import post
 from papertrade.models import Portfolio, Position
-from papertrade.orders import pending, workset
+from papertrade.orders.lifecycle import transition
+from papertrade.orders.pending import OrderRows
 from papertrade.orders.record import AnyOrder
-from papertrade.orders.views import order_event_data, position_event_data
+from papertrade.orders.views import position_event_data
+from papertrade.positions.events import PositionChanged, PositionClosed, PositionLiquidated
 from papertrade.trading import position as position_math
-from papertrade.trading.enums import Liquidity, OrderStatus, Side
-
-
-def _ledger(
-    session: AnySession, portfolio: Portfolio, kind: str, amount: Decimal, order: AnyOrder
-) -> None:
-    # `amount` is already at 6 decimals (usdt6): the balance moves by exactly what is listed.
-    portfolio.balance = portfolio.balance + amount
-    pending.of(session).ledger.append(
-        {
-            "portfolio_id": portfolio.id,
-            "kind": kind,
-            "amount": amount,
-            "balance_after": portfolio.balance,
-            "symbol": order.symbol,
-            "order_id": order.id,
-            "note": "",
-            "created_at": now_ms(),
-        }
-    )
+from papertrade.trading.enums import LedgerKind, Liquidity, OrderStatus, Side
+from papertrade.uow import AnyWork
 
 
 def apply_fill(
-    session: AnySession,
+    uow: AnyWork,
     portfolio: Portfolio,
     position: Position,
     order: AnyOrder,
@@ -54,8 +37,7 @@ def apply_fill(
     )
     notional = quantity * price
     rate = portfolio.maker_fee_rate if liquidity is Liquidity.MAKER else portfolio.taker_fee_rate
-    # Booked at the 6 decimals the ledger lists, here where they are written, so the ledger
-    # always adds up to the balance; the fill and the order carry the same amounts.
+    # At the 6 decimals the ledger books them, so the fill and the order carry the same amounts.
     commission = usdt6(notional * rate)
     realized = usdt6(change.realized_pnl)
 
@@ -71,15 +53,11 @@ def apply_fill(
     order.commission = order.commission + commission
     order.realized_pnl = order.realized_pnl + realized
     done = order.filled_quantity >= order.quantity
-    order.status = (OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED).value
+    now = uow.now()
     if done:
-        workset.release_margin(session, order)
-        order.is_open = False
-        order.reserved_margin = ZERO
-        order.filled_at = now_ms()
-    order.updated_at = now_ms()
+        order.filled_at = now
 
-    pending.of(session).fills.append(
+    uow.part(OrderRows).fills.append(
         {
             "order_id": order.id,
             "portfolio_id": portfolio.id,
@@ -92,26 +70,23 @@ def apply_fill(
             "realized_pnl": realized,
             "liquidity": liquidity.value,
             "is_liquidation": is_liquidation,
-            "created_at": now_ms(),
+            "created_at": now,
         }
     )
+    symbol, order_id = order.symbol, order.id
     if realized != ZERO:
-        _ledger(
-            session, portfolio, "liquidation" if is_liquidation else "realized_pnl", realized, order
-        )
+        kind = LedgerKind.LIQUIDATION if is_liquidation else LedgerKind.REALIZED_PNL
+        post(uow, portfolio, kind, realized, symbol=symbol, order_id=order_id)
     if commission != ZERO:
-        _ledger(session, portfolio, "commission", -commission, order)
+        post(uow, portfolio, LedgerKind.COMMISSION, -commission, symbol=symbol, order_id=order_id)
 
-    emit(
-        session,
-        Event(
-            "order.filled" if done else "order.partially_filled",
-            portfolio.id,
-            order_event_data(order),
-        ),
-    )
-    kind = "position.closed" if change.qty_after == ZERO else "position.changed"
+    transition(uow, order, OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED)
+    shown = position_event_data(position, price)
+    pid = portfolio.id
     if is_liquidation:
-        kind = "position.liquidated"
-    emit(session, Event(kind, portfolio.id, position_event_data(position, price)))
-    emit(session, Event("balance.changed", portfolio.id, {"balance": portfolio.balance}))
+        uow.emit(PositionLiquidated(portfolio_id=pid, position=shown))
+    elif change.qty_after == ZERO:
+        uow.emit(PositionClosed(portfolio_id=pid, position=shown))
+    else:
+        uow.emit(PositionChanged(portfolio_id=pid, position=shown))
+    uow.emit(BalanceChanged(portfolio_id=pid, balance=portfolio.balance))

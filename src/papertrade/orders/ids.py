@@ -9,18 +9,33 @@ once and counts on from there, and the writer thread remembers it while nobody e
 """
 
 from sqlalchemy import func, select, text
-from sqlalchemy.orm import Session
 
-from papertrade.db import WRITER_MEMORY
 from papertrade.models import Order
-
-_POOL = "order_ids"
-_LAST = "order_ids_last"
+from papertrade.uow import SyncWork
 
 
-def reserve(session: Session, count: int) -> None:
+class OrderIds:
+    """A unit of work's pool of ids ready for new orders."""
+
+    __slots__ = ("pool",)
+
+    def __init__(self) -> None:
+        self.pool: list[int] = []
+
+
+class LastOrderId:
+    """What SQLite's writer thread remembers: the highest id it handed out."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: int | None = None
+
+
+def reserve(uow: SyncWork, count: int) -> None:
     """Have `count` more ids ready in this unit of work (one query)."""
-    pool: list[int] = session.info.setdefault(_POOL, [])
+    pool = uow.part(OrderIds).pool
+    session = uow.session
     if session.get_bind().dialect.name == "postgresql":
         rows = session.scalars(
             text(
@@ -29,18 +44,18 @@ def reserve(session: Session, count: int) -> None:
             {"n": count},
         )
         pool.extend(rows)
-    else:
-        memory = session.info.get(WRITER_MEMORY, session.info)
-        last = memory.get(_LAST)
-        if last is None:
-            last = (session.scalar(select(func.coalesce(func.max(Order.id), 0)))) or 0
-        pool.extend(range(last + 1, last + 1 + count))
-        memory[_LAST] = last + count
+        return
+    last = uow.memory.part(LastOrderId) if uow.memory is not None else uow.part(LastOrderId)
+    if last.value is None:
+        last.value = session.scalar(select(func.coalesce(func.max(Order.id), 0))) or 0
+    pool.extend(range(last.value + 1, last.value + 1 + count))
+    last.value += count
 
 
-def next_id(session: Session) -> int:
+def next_id(uow: SyncWork) -> int:
     """The id for the next order of this unit of work."""
-    pool: list[int] = session.info.setdefault(_POOL, [])
+    pool = uow.part(OrderIds).pool
     if not pool:
-        reserve(session, 1)
+        reserve(uow, 1)
+        pool = uow.part(OrderIds).pool
     return pool.pop(0)

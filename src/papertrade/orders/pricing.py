@@ -1,5 +1,8 @@
 """Instruments and fresh marks for the order path (no fills on stale prices)."""
 
+from dataclasses import dataclass
+
+from papertrade.context import AppContext
 from papertrade.kit.time import now_ms
 from papertrade.market import guard
 from papertrade.market.feed import MarketFeed, StaleMarket, UnknownSymbol
@@ -33,3 +36,26 @@ def fresh_quote(feed: MarketFeed | None, symbol: str, max_age_ms: int) -> Quote:
             f"No fresh {symbol} price ({exc}); orders are not filled on stale prices. "
             "Retry when the market feed is back (GET /v1/market/status)."
         ) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Venue:
+    """What placing and filling orders needs from the running process: the market feed (prices
+    and instruments), how old a price may be to fill on, and the leverage of a symbol nobody set.
+    Surfaces and the engine hand it to the order services."""
+
+    market: MarketFeed | None
+    stale_after_ms: int
+    default_leverage: int
+
+    @classmethod
+    def of(cls, ctx: AppContext) -> "Venue":
+        """The venue of the running process (its market attaches at start)."""
+        return cls(ctx.market, ctx.settings.stale_after_ms, ctx.settings.default_leverage)
+
+    def instrument(self, symbol: str) -> Instrument:
+        return instrument_of(self.market, symbol)
+
+    def quote(self, symbol: str) -> Quote:
+        """A quote fresh enough to fill on."""
+        return fresh_quote(self.market, symbol, self.stale_after_ms)

@@ -1,7 +1,5 @@
 """Place, cancel and query orders; every surface calls these."""
 
-import os
-import random
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -10,35 +8,26 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from papertrade.auth.principal import Principal
-from papertrade.context import AppContext
-from papertrade.db import AnySession
-from papertrade.errors import NotFound
-from papertrade.events import Event, after_commit, emit
+from papertrade.errors import NotFound, PapertradeError
 from papertrade.kit.decimals import ZERO, money, plain
-from papertrade.kit.time import now_ms
 from papertrade.models import Order, Portfolio, Position
-from papertrade.orders import ids, pending, workset
+from papertrade.orders import ids, workset
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.errors import DuplicateClientOrderId, OrderNotFound, OrderNotOpen
 from papertrade.orders.fills import apply_fill
-from papertrade.orders.pricing import fresh_quote, instrument_of
+from papertrade.orders.lifecycle import accept, new_order, transition
+from papertrade.orders.pricing import Venue
 from papertrade.orders.record import OrderRecord
-from papertrade.orders.views import order_event_data
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
 from papertrade.trading import orders as rules
 from papertrade.trading import position as position_math
 from papertrade.trading.enums import Action, Liquidity, OrderStatus, OrderType, Side
-from papertrade.trading.errors import InvalidQuantity, ReduceOnlyRejected
+from papertrade.trading.errors import InvalidQuantity, ReduceOnlyRejected, TradingRuleError
 from papertrade.trading.orders import Placement
 from papertrade.trading.values import Instrument
-
-# Generated client order ids need only be unique, not secret. A generator of our own, seeded once
-# from the OS: nothing that reseeds the global `random` module (a test tool, a library) can make
-# it repeat an id, and drawing from it makes no system call (os.urandom would hand the GIL away
-# and wait to get it back, once per order, on SQLite's writer thread).
-_CLIENT_IDS = random.Random(int.from_bytes(os.urandom(32)))
+from papertrade.uow import AsyncWork, SyncWork
 
 
 def _side_and_quantity(
@@ -70,39 +59,71 @@ def _side_and_quantity(
     return side, quantity
 
 
-async def place(
-    session: AsyncSession, ctx: AppContext, principal: Principal, cmd: PlaceOrder
-) -> OrderRecord:
-    """Place an order inside an async unit of work (webhooks); see place_sync."""
-    order = await session.run_sync(place_sync, ctx, principal, cmd)
-    await session.run_sync(pending.write)  # later queries of this unit of work see the order
-    return order
+def place_all(
+    uow: SyncWork, venue: Venue, requests: Sequence[tuple[Principal, PlaceOrder]]
+) -> list[OrderRecord | PapertradeError | TradingRuleError]:
+    """Place every order of `requests` in one unit of work: the one way orders are placed (the
+    order writer's groups, signals, and later copy trading and strategies all call it).
+
+    What a group shares is loaded once: the portfolios, their positions and reserved margin, and
+    whether the client order ids are taken. An order refused by a rule is refused alone (its
+    answer is the error) and its neighbours go on.
+    """
+    commands = [cmd for _, cmd in requests]
+    workset.load(
+        uow,
+        {cmd.portfolio_id for cmd in commands},
+        [(cmd.portfolio_id, cmd.client_order_id) for cmd in commands if cmd.client_order_id],
+    )
+    ids.reserve(uow, len(commands))
+    outcomes: list[OrderRecord | PapertradeError | TradingRuleError] = []
+    for principal, cmd in requests:
+        try:
+            outcomes.append(_place(uow, venue, principal, cmd))
+        except (PapertradeError, TradingRuleError) as refused:
+            outcomes.append(refused)
+    return outcomes
 
 
-def place_sync(
-    session: Session, ctx: AppContext, principal: Principal, cmd: PlaceOrder
+async def place_one(
+    uow: AsyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder
 ) -> OrderRecord:
+    """Place one order inside an async unit of work (signals); a refusal is raised. Later queries
+    of this unit of work see the order."""
+
+    def run(session: Session) -> OrderRecord:
+        work = uow.on(session)
+        (outcome,) = place_all(work, venue, [(principal, cmd)])
+        work.before_commit(session)
+        if not isinstance(outcome, OrderRecord):
+            raise outcome
+        return outcome
+
+    return await uow.session.run_sync(run)
+
+
+def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -> OrderRecord:
     """Validate, check margin, record, and fill at once when the order is marketable.
 
     Every check comes before the first change, so an order refused with an error leaves the unit
-    of work as it found it and the group commit can go on with its neighbours. Synchronous, so a
-    whole group of orders runs in one unit of work on SQLite's writer thread (orders/writer.py).
+    of work as it found it and the group can go on with its neighbours. Synchronous, so a whole
+    group of orders runs in one unit of work on SQLite's writer thread (orders/writer.py).
     """
-    instrument = instrument_of(ctx.market, cmd.symbol)
+    instrument = venue.instrument(cmd.symbol)
     client_ids = [(cmd.portfolio_id, cmd.client_order_id)] if cmd.client_order_id else []
-    workset.load(session, [cmd.portfolio_id], client_ids)
-    state = workset.get(session, cmd.portfolio_id)
+    workset.load(uow, [cmd.portfolio_id], client_ids)
+    state = workset.get(uow, cmd.portfolio_id)
     portfolio = portfolio_service.check_owned(
         state.portfolio if state else None, principal, cmd.portfolio_id
     )
     assert state is not None
-    mark = fresh_quote(ctx.market, cmd.symbol, ctx.settings.stale_after_ms).mark_price
+    mark = venue.quote(cmd.symbol).mark_price
     if cmd.client_order_id in state.taken_client_ids:
         raise DuplicateClientOrderId(
             f"client_order_id {cmd.client_order_id!r} is already used in this portfolio."
         )
     position = state.positions.get(instrument.symbol) or position_service.flat_position(
-        portfolio.id, instrument, ctx.settings.default_leverage
+        portfolio.id, instrument, venue.default_leverage
     )
     reference = cmd.price if cmd.type is OrderType.LIMIT and cmd.price else mark
     side, quantity = _side_and_quantity(cmd, instrument, position, reference)
@@ -125,51 +146,40 @@ def place_sync(
         fee = quantity * fill_price * portfolio.taker_fee_rate
         account = margin.account_state(
             portfolio.balance,
-            position_service.position_inputs(ctx.market, list(state.positions.values())),
+            position_service.position_inputs(venue.market, list(state.positions.values())),
             state.open_margin,
         )
         margin.ensure_margin(required + fee, account.available_balance_raw)
         if placement is Placement.REST:
             reserved = money(required)
 
-    now = now_ms()
-    client_order_id = cmd.client_order_id or f"pt-{_CLIENT_IDS.getrandbits(96):024x}"
-    order = OrderRecord(
-        id=ids.next_id(session),
+    order = new_order(
+        uow,
         portfolio_id=portfolio.id,
         symbol=instrument.symbol,
-        side=side.value,
-        type=cmd.type.value,
-        action=cmd.action.value,
-        time_in_force=cmd.time_in_force.value,
-        status=OrderStatus.NEW.value,
-        is_open=False,
+        side=side,
+        type=cmd.type,
+        action=cmd.action,
         quantity=quantity,
-        size_usd=money(quantity * mark),
+        mark=mark,
         price=cmd.price,
-        avg_price=ZERO,
-        filled_quantity=ZERO,
-        filled_quote=ZERO,
-        commission=ZERO,
-        realized_pnl=ZERO,
-        client_order_id=client_order_id,
+        time_in_force=cmd.time_in_force,
+        client_order_id=cmd.client_order_id,
         source=cmd.source,
-        reject_reason=None,
         reserved_margin=reserved,
-        created_at=now,
-        updated_at=now,
-        filled_at=None,
     )
-    pending.of(session).orders.append(order)
-    state.taken_client_ids.add(client_order_id)
-    state.checked_client_ids.add(client_order_id)
-    emit(session, Event("order.new", portfolio.id, order_event_data(order)))
-    if placement is Placement.FILL:
+    state.taken_client_ids.add(order.client_order_id)
+    state.checked_client_ids.add(order.client_order_id)
+    resting = placement is Placement.REST
+    accept(uow, order, resting=resting)
+    if resting:
+        state.open_margin += reserved
+    elif placement is Placement.FILL:
         if position.symbol not in state.positions:
-            session.add(position)
+            uow.session.add(position)
             state.positions[position.symbol] = position
         apply_fill(
-            session,
+            uow,
             portfolio,
             position,
             order,
@@ -177,15 +187,8 @@ def place_sync(
             quantity=quantity,
             liquidity=Liquidity.TAKER,
         )
-    elif placement is Placement.EXPIRE:
-        order.status = OrderStatus.EXPIRED.value
-        emit(session, Event("order.expired", portfolio.id, order_event_data(order)))
     else:
-        order.is_open = True
-        state.open_margin += reserved
-        if ctx.engine is not None:
-            engine = ctx.engine
-            after_commit(session, lambda: engine.rest(order))
+        transition(uow, order, OrderStatus.EXPIRED)
     return order
 
 
@@ -220,40 +223,25 @@ async def find_by_client_id(
     return order
 
 
-async def cancel(
-    session: AsyncSession, ctx: AppContext, principal: Principal, order: Order
-) -> Order:
+async def cancel(uow: AsyncWork, order: Order) -> Order:
     """Cancel a resting order; a filled or already cancelled order cannot be."""
-    await session.refresh(order, with_for_update=True)
+    await uow.session.refresh(order, with_for_update=True)
     if not order.is_open:
         raise OrderNotOpen(
             f"Order {order.id} is {order.status}; only open orders can be cancelled."
         )
-    mark_canceled(session, ctx, order)
+    transition(uow, order, OrderStatus.CANCELED)
     return order
 
 
-def mark_canceled(session: AnySession, ctx: AppContext, order: Order) -> None:
-    workset.release_margin(session, order)
-    order.status = OrderStatus.CANCELED.value
-    order.is_open = False
-    order.reserved_margin = ZERO
-    emit(session, Event("order.canceled", order.portfolio_id, order_event_data(order)))
-    if ctx.engine is not None:
-        engine, symbol, order_id = ctx.engine, order.symbol, order.id
-        after_commit(session, lambda: engine.unrest(symbol, order_id))
-
-
-async def cancel_all(
-    session: AsyncSession, ctx: AppContext, portfolio_id: int, symbol: str | None = None
-) -> list[Order]:
+async def cancel_all(uow: AsyncWork, portfolio_id: int, symbol: str | None = None) -> list[Order]:
     """Cancel every open order of a portfolio (optionally one symbol)."""
     statement = select(Order).where(Order.portfolio_id == portfolio_id, Order.is_open.is_(True))
     if symbol is not None:
         statement = statement.where(Order.symbol == symbol)
-    orders = list(await session.scalars(statement.with_for_update()))
+    orders = list(await uow.session.scalars(statement.with_for_update()))
     for order in orders:
-        mark_canceled(session, ctx, order)
+        transition(uow, order, OrderStatus.CANCELED)
     return orders
 
 

@@ -15,13 +15,12 @@ from decimal import Decimal
 from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.orm import Session
 
-from papertrade.db import WRITER_MEMORY, AnySession
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
 from papertrade.orders.record import AnyOrder
+from papertrade.uow import AnyWork, SyncWork
 
-_KEY = "portfolio_states"
 _REMEMBERED_AT_MOST = 10_000  # portfolios; past that the memory starts again
 # Which of one portfolio's client order ids are taken, through the unique index. Built once and
 # run on the connection: the ORM's per-statement work cost more than the lookup itself.
@@ -40,13 +39,13 @@ class PortfolioState:
     checked_client_ids: set[str] = field(default_factory=set)
 
 
-def _states(session: AnySession) -> dict[int, PortfolioState]:
-    states: dict[int, PortfolioState] = session.info.setdefault(_KEY, {})
-    return states
+class Workset(dict[int, PortfolioState]):
+    """The portfolios a unit of work has loaded, by id (a part of the unit of work); the
+    writer thread's memory keeps one as well (see load)."""
 
 
 def load(
-    session: Session,
+    uow: SyncWork,
     portfolio_ids: Iterable[int],
     client_ids: Iterable[tuple[int, str]] = (),
 ) -> None:
@@ -55,9 +54,10 @@ def load(
     Portfolios are locked in id order, so two processes loading overlapping groups on PostgreSQL
     wait for each other instead of deadlocking.
     """
-    states = _states(session)
+    session = uow.session
+    states = uow.part(Workset)
     missing = sorted(set(portfolio_ids) - states.keys())
-    remembered = _remembered(session)
+    remembered = uow.memory.part(Workset) if uow.memory is not None else None
     if remembered is not None and missing:
         for pid in missing:
             if (state := remembered.get(pid)) is not None:
@@ -122,11 +122,6 @@ def _taken(session: Session, by_portfolio: dict[int, list[str]]) -> Iterable[tup
     )
 
 
-def _remembered(session: Session) -> dict[int, PortfolioState] | None:
-    memory: dict[str, dict[int, PortfolioState]] | None = session.info.get(WRITER_MEMORY)
-    return None if memory is None else memory.setdefault(_KEY, {})
-
-
 def _attach(session: Session, state: PortfolioState) -> PortfolioState:
     """Bring a remembered state into this unit of work: its rows are tracked again (no query)."""
     session.add(state.portfolio)
@@ -136,13 +131,13 @@ def _attach(session: Session, state: PortfolioState) -> PortfolioState:
     return state
 
 
-def get(session: AnySession, portfolio_id: int) -> PortfolioState | None:
+def get(uow: AnyWork, portfolio_id: int) -> PortfolioState | None:
     """The loaded state of a portfolio, or None when it does not exist."""
-    return _states(session).get(portfolio_id)
+    return uow.part(Workset).get(portfolio_id)
 
 
-def release_margin(session: AnySession, order: AnyOrder) -> None:
+def release_margin(uow: AnyWork, order: AnyOrder) -> None:
     """Keep a loaded portfolio's reserved margin current when one of its orders stops resting."""
-    state = _states(session).get(order.portfolio_id)
+    state = uow.part(Workset).get(order.portfolio_id)
     if state is not None:
         state.open_margin -= order.reserved_margin

@@ -15,13 +15,14 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
+from starlette.requests import HTTPConnection
 
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.errors import PapertradeError
-from papertrade.orders import ids, service, workset
+from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.pricing import Venue
 from papertrade.orders.record import OrderRecord
 from papertrade.trading.errors import TradingRuleError
 
@@ -48,6 +49,12 @@ class _Request:
     def fail(self, exc: BaseException) -> None:
         if not self.answer.done():
             self.answer.set_exception(exc)
+
+
+def order_writer(conn: HTTPConnection) -> "OrderWriter":
+    """The running app's order writer (a FastAPI dependency)."""
+    writer: OrderWriter = conn.app.state.orders
+    return writer
 
 
 class OrderWriter:
@@ -108,29 +115,10 @@ class OrderWriter:
             request.resolve(outcome)
 
     async def _place_all(self, group: list[_Request]) -> list[Outcome]:
-        ctx = self._ctx
-
-        def place_group(session: Session) -> list[Outcome]:
-            workset.load(
-                session,
-                {r.command.portfolio_id for r in group},
-                [
-                    (r.command.portfolio_id, r.command.client_order_id)
-                    for r in group
-                    if r.command.client_order_id
-                ],
-            )
-            ids.reserve(session, len(group))
-            outcomes: list[Outcome] = []
-            for request in group:
-                try:
-                    outcomes.append(
-                        service.place_sync(session, ctx, request.principal, request.command)
-                    )
-                except (PapertradeError, TradingRuleError) as refused:
-                    outcomes.append(refused)
-            return outcomes
-
-        # place_group keeps the loaded portfolios current (orders/workset.py), so they may be
+        venue = Venue.of(self._ctx)
+        requests = [(r.principal, r.command) for r in group]
+        # place_all keeps the loaded portfolios current (orders/workset.py), so they may be
         # remembered for the next group.
-        return await ctx.run_unit(place_group, remember=True)
+        return await self._ctx.run_unit(
+            lambda uow: service.place_all(uow, venue, requests), remember=True
+        )

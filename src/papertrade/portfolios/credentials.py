@@ -5,11 +5,12 @@ from collections.abc import Sequence
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.auth.credcache import credentials_changed
+from papertrade.auth.events import CredentialsRevoked
 from papertrade.errors import NotFound
 from papertrade.kit.security import SecretCipher, new_hex_key, new_token, token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import CompatKey, WebhookToken
+from papertrade.uow import AsyncWork
 
 
 async def create_compat_key(
@@ -38,13 +39,13 @@ async def list_compat_keys(session: AsyncSession, portfolio_id: int) -> Sequence
     return result.all()
 
 
-async def revoke_compat_key(session: AsyncSession, portfolio_id: int, key_id: int) -> CompatKey:
-    row = await session.get(CompatKey, key_id)
+async def revoke_compat_key(uow: AsyncWork, portfolio_id: int, key_id: int) -> CompatKey:
+    row = await uow.session.get(CompatKey, key_id)
     if row is None or row.portfolio_id != portfolio_id:
         raise NotFound("API key not found.", code="api_key_not_found")
     if row.revoked_at is None:
-        row.revoked_at = now_ms()
-        credentials_changed(session)
+        row.revoked_at = uow.now()
+        uow.emit(CredentialsRevoked())
     return row
 
 
@@ -78,11 +79,11 @@ async def revoke_webhook_token(
     return row
 
 
-async def revoke_all(session: AsyncSession, portfolio_id: int) -> None:
-    now = now_ms()
-    credentials_changed(session)
+async def revoke_all(uow: AsyncWork, portfolio_id: int) -> None:
+    now = uow.now()
+    uow.emit(CredentialsRevoked())
     for model in (CompatKey, WebhookToken):
-        await session.execute(
+        await uow.session.execute(
             update(model)
             .where(model.portfolio_id == portfolio_id, model.revoked_at.is_(None))
             .values(revoked_at=now)

@@ -26,9 +26,9 @@ router = APIRouter(tags=["portfolios"])
 @router.post("/portfolios", status_code=201, response_model=PortfolioRead)
 async def create_portfolio(body: PortfolioCreate, principal: Writer, ctx: Ctx) -> PortfolioRead:
     """Create a portfolio funded with `initial_balance` USDT (default 10,000)."""
-    async with ctx.db.unit_of_work() as session:
+    async with ctx.transaction() as uow:
         portfolio = await service.create(
-            session,
+            uow,
             principal.user_id,
             name=body.name,
             description=body.description,
@@ -86,9 +86,9 @@ async def update_portfolio(
 @router.delete("/portfolios/{portfolio_id}", response_model=PortfolioRead)
 async def delete_portfolio(portfolio_id: Id, principal: WebUser, ctx: Ctx) -> PortfolioRead:
     """Delete: hidden from every listing, its keys and webhook tokens revoked; history kept."""
-    async with ctx.db.unit_of_work() as session:
-        portfolio = await service.get_owned(session, principal, portfolio_id, for_update=True)
-        await service.soft_delete(session, portfolio)
+    async with ctx.transaction() as uow:
+        portfolio = await service.get_owned(uow.session, principal, portfolio_id, for_update=True)
+        await service.soft_delete(uow, portfolio)
         return PortfolioRead.model_validate(portfolio)
 
 
@@ -122,9 +122,9 @@ async def revoke_compat_key(
     portfolio_id: Id, key_id: Id, principal: WebUser, ctx: Ctx
 ) -> CompatKeyRead:
     """Revoke a key pair at once."""
-    async with ctx.db.unit_of_work() as session:
-        await service.get_owned(session, principal, portfolio_id)
-        row = await credentials.revoke_compat_key(session, portfolio_id, key_id)
+    async with ctx.transaction() as uow:
+        await service.get_owned(uow.session, principal, portfolio_id)
+        row = await credentials.revoke_compat_key(uow, portfolio_id, key_id)
         return CompatKeyRead.model_validate(row)
 
 

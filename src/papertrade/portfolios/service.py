@@ -8,14 +8,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
 from papertrade.errors import NotFound
-from papertrade.kit.time import now_ms
-from papertrade.models import LedgerEntry, Portfolio
+from papertrade.kit.decimals import ZERO
+from papertrade.ledger.service import post
+from papertrade.models import Portfolio
 from papertrade.models.portfolio import id_from_code
 from papertrade.portfolios import credentials
+from papertrade.trading.enums import LedgerKind
+from papertrade.uow import AsyncWork
 
 
 async def create(
-    session: AsyncSession,
+    uow: AsyncWork,
     user_id: int,
     *,
     name: str,
@@ -32,21 +35,13 @@ async def create(
         description=description,
         visibility=visibility,
         initial_balance=initial_balance,
-        balance=initial_balance,
+        balance=ZERO,
         maker_fee_rate=maker_fee_rate,
         taker_fee_rate=taker_fee_rate,
     )
-    session.add(portfolio)
-    await session.flush()
-    session.add(
-        LedgerEntry(
-            portfolio_id=portfolio.id,
-            kind="deposit",
-            amount=initial_balance,
-            balance_after=initial_balance,
-            note="initial balance",
-        )
-    )
+    uow.session.add(portfolio)
+    await uow.session.flush()  # its id, for the ledger row
+    post(uow, portfolio, LedgerKind.DEPOSIT, initial_balance, note="initial balance")
     return portfolio
 
 
@@ -103,7 +98,7 @@ async def list_mine(session: AsyncSession, user_id: int) -> Sequence[Portfolio]:
     return result.all()
 
 
-async def soft_delete(session: AsyncSession, portfolio: Portfolio) -> None:
+async def soft_delete(uow: AsyncWork, portfolio: Portfolio) -> None:
     """Hide the portfolio; its rows stay for history and its credentials stop working."""
-    portfolio.deleted_at = now_ms()
-    await credentials.revoke_all(session, portfolio.id)
+    portfolio.deleted_at = uow.now()
+    await credentials.revoke_all(uow, portfolio.id)

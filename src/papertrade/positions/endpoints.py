@@ -4,6 +4,7 @@ from fastapi import APIRouter
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.kit.ids import Id
+from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service
 from papertrade.positions.schemas import LeverageRead, LeverageSet, PositionRead
@@ -47,8 +48,8 @@ async def set_leverage(
     portfolio_id: Id, body: LeverageSet, principal: Writer, ctx: Ctx
 ) -> LeverageRead:
     """Set a symbol's leverage (1 up to the instrument's maximum for the current position)."""
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
         instrument, max_notional = await service.set_leverage(
-            session, ctx, principal, portfolio_id, body.symbol.upper(), body.leverage
+            uow.session, Venue.of(ctx), principal, portfolio_id, body.symbol.upper(), body.leverage
         )
     return LeverageRead(symbol=instrument.symbol, leverage=body.leverage, max_notional=max_notional)

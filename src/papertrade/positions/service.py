@@ -3,7 +3,6 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
-from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,13 +12,10 @@ from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO, to_tick
 from papertrade.market.feed import MarketFeed
 from papertrade.models import Order, Portfolio, Position
-from papertrade.orders.pricing import instrument_of
+from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading import margin
 from papertrade.trading.values import Instrument
-
-if TYPE_CHECKING:
-    from papertrade.context import AppContext
 
 
 async def load_positions(session: AsyncSession, portfolio_id: int) -> dict[str, Position]:
@@ -140,20 +136,20 @@ def position_inputs(
 
 async def set_leverage(
     session: AsyncSession,
-    ctx: "AppContext",
+    venue: Venue,
     principal: Principal,
     portfolio_id: int,
     symbol: str,
     leverage: int,
 ) -> tuple[Instrument, Decimal]:
     """Set a symbol's leverage; returns the instrument and the largest notional it allows."""
-    instrument = instrument_of(ctx.market, symbol)
+    instrument = venue.instrument(symbol)
     await portfolio_service.get_owned(session, principal, portfolio_id, for_update=True)
     positions = await load_positions(session, portfolio_id)
     position = await position_for(
-        session, positions, portfolio_id, instrument, ctx.settings.default_leverage
+        session, positions, portfolio_id, instrument, venue.default_leverage
     )
-    mark = mark_of(ctx.market, instrument.symbol, position.entry_price)
+    mark = mark_of(venue.market, instrument.symbol, position.entry_price)
     margin.check_leverage(instrument, leverage, abs(position.quantity) * mark)
     position.leverage = leverage
     return instrument, Decimal(margin.max_notional_for_leverage(instrument, leverage))

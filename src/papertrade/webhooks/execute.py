@@ -9,22 +9,22 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.accounts import service as account_service
 from papertrade.auth.principal import Principal
-from papertrade.context import AppContext
 from papertrade.kit.decimals import ZERO, floor_to_step
 from papertrade.models import Order, Portfolio
 from papertrade.orders import service as order_service
 from papertrade.orders import workset
 from papertrade.orders.commands import PlaceOrder
-from papertrade.orders.pricing import fresh_quote, instrument_of
+from papertrade.orders.lifecycle import transition
+from papertrade.orders.pricing import Venue
 from papertrade.orders.record import AnyOrder
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
-from papertrade.trading.enums import Action, OrderType, Side
+from papertrade.trading.enums import Action, OrderStatus, OrderType, Side
 from papertrade.trading.values import Instrument
+from papertrade.uow import AsyncWork
 from papertrade.webhooks.command import Command
 from papertrade.webhooks.errors import NotExecutable, SignalError
 
@@ -70,8 +70,8 @@ def _sign(value: Decimal) -> int:
 
 
 async def execute(
-    session: AsyncSession,
-    ctx: AppContext,
+    uow: AsyncWork,
+    venue: Venue,
     principal: Principal,
     portfolio: Portfolio,
     commands: list[Command],
@@ -80,46 +80,47 @@ async def execute(
     rolls all of them back."""
     outcome = Outcome()
     for cmd in commands:
-        await _run(session, ctx, principal, portfolio, cmd, outcome)
+        await _run(uow, venue, principal, portfolio, cmd, outcome)
     return outcome
 
 
 async def _run(
-    session: AsyncSession,
-    ctx: AppContext,
+    uow: AsyncWork,
+    venue: Venue,
     principal: Principal,
     portfolio: Portfolio,
     cmd: Command,
     outcome: Outcome,
 ) -> None:
+    session = uow.session
     portfolio_id = portfolio.id
-    instrument = instrument_of(ctx.market, cmd.symbol)
+    instrument = venue.instrument(cmd.symbol)
     if cmd.action == "cancel":
-        canceled = await order_service.cancel_all(session, ctx, portfolio_id, cmd.symbol)
+        canceled = await order_service.cancel_all(uow, portfolio_id, cmd.symbol)
         outcome.canceled += canceled
         if not canceled:
             outcome.notes.append(f"Command {cmd.line}: no open {cmd.symbol} orders to cancel.")
         return
-    mark = fresh_quote(ctx.market, cmd.symbol, ctx.settings.stale_after_ms).mark_price
-    # The same position objects place() works with, so a row created here is the one it fills.
-    await session.run_sync(workset.load, [portfolio_id])
-    loaded = workset.get(session, portfolio_id)
+    mark = venue.quote(cmd.symbol).mark_price
+    # The same position objects place_all() works with, so a row created here is the one it fills.
+    await session.run_sync(lambda sync: workset.load(uow.on(sync), [portfolio_id]))
+    loaded = workset.get(uow, portfolio_id)
     assert loaded is not None  # the caller has already checked the portfolio
     positions = loaded.positions
     row = positions.get(cmd.symbol)
     if cmd.leverage is not None:
         row = await position_service.position_for(
-            session, positions, portfolio_id, instrument, ctx.settings.default_leverage
+            session, positions, portfolio_id, instrument, venue.default_leverage
         )
         if row.leverage != cmd.leverage:
             margin.check_leverage(instrument, cmd.leverage, abs(row.quantity) * mark)
             row.leverage = cmd.leverage
     current = row.quantity if row is not None else ZERO
-    leverage = row.leverage if row is not None else ctx.settings.default_leverage
+    leverage = row.leverage if row is not None else venue.default_leverage
     price = _on_tick(cmd.price, instrument) if cmd.order_type == "limit" else None
     sizing = _Context(cmd, instrument, portfolio, current, leverage, price or mark)
     if cmd.qty_type in ("percent", "percent_equity") and cmd.qty is not None:
-        state = await account_service.account_state(session, ctx, portfolio)
+        state = await account_service.account_state(session, venue.market, portfolio)
         sizing.equity = state.equity
     leg = plan(sizing)
     if leg is None:
@@ -138,10 +139,10 @@ async def _run(
             code="qty_below_minimum",
         )
     if leg.action is Action.CLOSE and abs(current + leg.side.sign * quantity) == ZERO:
-        await _cancel_exits(session, ctx, portfolio_id, cmd.symbol, outcome)
-    order = await order_service.place(
-        session,
-        ctx,
+        await _cancel_exits(uow, portfolio_id, cmd.symbol, outcome)
+    order = await order_service.place_one(
+        uow,
+        venue,
         principal,
         PlaceOrder(
             portfolio_id=portfolio_id,
@@ -156,7 +157,7 @@ async def _run(
     )
     outcome.orders.append(order)
     if cmd.tp:
-        await _take_profits(session, ctx, principal, portfolio_id, sizing, leg, quantity, outcome)
+        await _take_profits(uow, venue, principal, portfolio_id, sizing, leg, quantity, outcome)
 
 
 def _on_tick(price: Decimal | None, instrument: Instrument) -> Decimal:
@@ -272,11 +273,9 @@ def _towards(current: Decimal, target: Decimal) -> Leg | None:
     return Leg(side, abs(delta), Action.OPEN, opening=opening)
 
 
-async def _cancel_exits(
-    session: AsyncSession, ctx: AppContext, portfolio_id: int, symbol: str, outcome: Outcome
-) -> None:
+async def _cancel_exits(uow: AsyncWork, portfolio_id: int, symbol: str, outcome: Outcome) -> None:
     """A full close also cancels the symbol's resting reduce-only orders (earlier take-profits)."""
-    rows = await session.scalars(
+    rows = await uow.session.scalars(
         select(Order)
         .where(
             Order.portfolio_id == portfolio_id,
@@ -287,13 +286,13 @@ async def _cancel_exits(
         .with_for_update()
     )
     for order in rows:
-        order_service.mark_canceled(session, ctx, order)
+        transition(uow, order, OrderStatus.CANCELED)
         outcome.canceled.append(order)
 
 
 async def _take_profits(
-    session: AsyncSession,
-    ctx: AppContext,
+    uow: AsyncWork,
+    venue: Venue,
     principal: Principal,
     portfolio_id: int,
     s: _Context,
@@ -323,9 +322,9 @@ async def _take_profits(
     for price, size in zip(prices, sizes, strict=True):
         if size <= ZERO:
             continue
-        order = await order_service.place(
-            session,
-            ctx,
+        order = await order_service.place_one(
+            uow,
+            venue,
             principal,
             PlaceOrder(
                 portfolio_id=portfolio_id,

@@ -23,6 +23,7 @@ from papertrade.kit.deployment import namespace
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio, SignalDedupe, WebhookToken
+from papertrade.orders.pricing import Venue
 from papertrade.orders.record import AnyOrder
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.errors import TradingRuleError
@@ -35,6 +36,7 @@ from papertrade.webhooks.errors import (
     WebhookNotFound,
     WebhookRevoked,
 )
+from papertrade.webhooks.events import SignalExecuted, SignalIgnored, SignalReceived
 from papertrade.webhooks.execute import Outcome, execute
 from papertrade.webhooks.parse import parse_body
 from papertrade.webhooks.signals import Alert, announce, duplicate, new_signal, record
@@ -217,7 +219,8 @@ def _as_webhook_error(exc: Exception) -> PapertradeError:
 async def _execute(
     ctx: AppContext, alert: Alert, cmds: list[commands.Command], key: str, expires_at: int
 ) -> Received:
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
+        session = uow.session
         # Lock the portfolio first: concurrent alerts of one portfolio then queue here, rather
         # than deadlock between the signal row's foreign-key lock and the order path's lock.
         portfolio = await portfolio_service.get_owned(
@@ -228,14 +231,14 @@ async def _execute(
         await session.flush()
         session.add(SignalDedupe(key=key, signal_id=signal.id, expires_at=expires_at))
         await session.flush()  # a concurrent identical alert fails here (IntegrityError)
-        announce(session, signal, "signal.received")
-        outcome: Outcome = await execute(session, ctx, alert.principal, portfolio, cmds)
+        announce(uow, signal, SignalReceived)
+        outcome: Outcome = await execute(uow, Venue.of(ctx), alert.principal, portfolio, cmds)
         signal.order_ids = [o.id for o in outcome.orders + outcome.canceled]
         signal.status = "executed" if outcome.did_something else "ignored"
         signal.msg = _summary(outcome)[:1000]
         signal.processed_at = now_ms()
         await _touch(session, alert.token)
-        announce(session, signal, f"signal.{signal.status}")
+        announce(uow, signal, SignalExecuted if outcome.did_something else SignalIgnored)
         if random.random() < 0.02:  # housekeeping: forget expired keys now and then
             await session.execute(delete(SignalDedupe).where(SignalDedupe.expires_at < now_ms()))
     return Received(signal.id, signal.status, signal.msg, outcome.orders)

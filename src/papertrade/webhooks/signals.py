@@ -10,9 +10,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.errors import NotFound, PapertradeError
-from papertrade.events import Event, emit
 from papertrade.models import Signal, WebhookToken
+from papertrade.orders.events import OrderRejected
+from papertrade.uow import AsyncWork
 from papertrade.webhooks.command import Command
+from papertrade.webhooks.events import (
+    SignalDuplicate,
+    SignalEvent,
+    SignalReceived,
+    SignalRejected,
+)
 from papertrade.webhooks.schemas import SignalRead
 
 
@@ -52,9 +59,9 @@ def signal_event_data(signal: Signal) -> dict[str, Any]:
     return SignalRead.model_validate(signal).model_dump(mode="json")
 
 
-def announce(session: AsyncSession, signal: Signal, kind: str) -> None:
+def announce(uow: AsyncWork, signal: Signal, kind: type[SignalEvent]) -> None:
     """Queue a `signal.*` event (published after the commit)."""
-    emit(session, Event(kind, signal.portfolio_id, signal_event_data(signal)))
+    uow.emit(kind(portfolio_id=signal.portfolio_id, signal=signal_event_data(signal)))
 
 
 async def record(
@@ -66,13 +73,14 @@ async def record(
     rejected: list[Command] | None = None,
 ) -> Signal:
     """Keep an alert that did not execute, and tell the portfolio's subscribers why."""
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
+        session = uow.session
         signal = new_signal(alert, status)
         signal.error = error.code[:40]
         signal.msg = error.message.replace("\x00", "\ufffd")[:1000]
         session.add(signal)
         await session.flush()
-        announce(session, signal, "signal.received")
+        announce(uow, signal, SignalReceived)
         for cmd in (c for c in rejected or [] if c.action != "cancel"):
             data = {
                 "signal_id": signal.id,
@@ -83,14 +91,15 @@ async def record(
                 "error": error.code,
                 "msg": error.message,
             }
-            emit(session, Event("order.rejected", signal.portfolio_id, data))
-        announce(session, signal, "signal.rejected")
+            uow.emit(OrderRejected(portfolio_id=signal.portfolio_id, order=data))
+        announce(uow, signal, SignalRejected)
     return signal
 
 
 async def duplicate(ctx: AppContext, alert: Alert, earlier: int, keyed: bool) -> Signal:
     """Keep a re-sent alert that was not executed again."""
-    async with ctx.transaction() as session:
+    async with ctx.transaction() as uow:
+        session = uow.session
         signal = new_signal(alert, "duplicate")
         signal.duplicate_of = earlier
         signal.msg = f"Already received as signal {earlier}; a re-send is never executed twice."
@@ -101,8 +110,8 @@ async def duplicate(ctx: AppContext, alert: Alert, earlier: int, keyed: bool) ->
             )
         session.add(signal)
         await session.flush()
-        announce(session, signal, "signal.received")
-        announce(session, signal, "signal.duplicate")
+        announce(uow, signal, SignalReceived)
+        announce(uow, signal, SignalDuplicate)
     return signal
 
 

@@ -40,7 +40,7 @@ async def _deny(websocket: WebSocket, exc: PapertradeError) -> None:
 async def websocket_endpoint(websocket: WebSocket) -> None:
     """Real-time orders, positions, balance, signals and market data (docs/websocket.md)."""
     ctx: AppContext = websocket.app.state.ctx
-    realtime = get_realtime(ctx)
+    realtime = get_realtime(websocket)
     if realtime is None:
         await websocket.close(code=1013, reason="not ready")
         return

@@ -4,6 +4,7 @@ A server-to-client frame is never masked, so the bytes of one message are the sa
 client: each message is serialised and framed once, then written to every subscriber.
 """
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -42,7 +43,7 @@ def native(key: str, value: Any) -> Any:
     return value
 
 
-def native_data(data: dict[str, Any]) -> dict[str, Any]:
+def native_data(data: Mapping[str, Any]) -> dict[str, Any]:
     """An event's data dict with every value in the native convention."""
     return {k: native(k, v) for k, v in data.items()}
 

@@ -13,6 +13,7 @@ one included) delivers what it hears on the channel to the sockets it holds.
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -20,7 +21,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from papertrade.events import Event
+from papertrade.events import DomainEvent, PortfolioEvent
 from papertrade.kit.deployment import namespace
 from papertrade.kit.tasks import cancel_requested
 from papertrade.ws.channels import channel_for_event
@@ -48,7 +49,9 @@ return #marks
 """
 
 
-def to_wire(event: Event) -> Wire | None:
+def to_wire(event: DomainEvent) -> Wire | None:
+    if not isinstance(event, PortfolioEvent):
+        return None
     channel = channel_for_event(event.type)
     if channel is None:
         return None
@@ -109,11 +112,12 @@ class PortfolioFanout:
                 await self._pubsub.aclose()  # type: ignore[no-untyped-call]
             self._pubsub = None
 
-    async def on_events(self, events: list[Event]) -> None:
+    async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """The EventBus subscriber: runs after each commit, never waits for Redis."""
         if self.redis is None:
             for event in events:
-                self._deliver_local(event)
+                if isinstance(event, PortfolioEvent):
+                    self._deliver_local(event)
             return
         wires = [w for w in map(to_wire, events) if w is not None]
         if not wires:
@@ -124,7 +128,7 @@ class PortfolioFanout:
             log.error("WebSocket event queue full; %d events not fanned out", len(wires))
             self.resync({w[1] for w in wires}, "events were dropped under load")
 
-    def _deliver_local(self, event: Event) -> None:
+    def _deliver_local(self, event: PortfolioEvent) -> None:
         channel = channel_for_event(event.type)
         if channel is None:
             return

@@ -3,9 +3,12 @@
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
+
+from starlette.requests import HTTPConnection
 
 from papertrade.context import AppContext
-from papertrade.events import Event
+from papertrade.events import DomainEvent
 from papertrade.kit.time import now_ms
 from papertrade.ws import auth
 from papertrade.ws.channels import PORTFOLIO_KINDS
@@ -17,7 +20,6 @@ from papertrade.ws.portfolio import PortfolioFanout
 from papertrade.ws.positions import PositionMarks
 
 log = logging.getLogger("papertrade.ws")
-EXTRAS_KEY = "ws"
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
@@ -80,7 +82,7 @@ class Realtime:
         await self.position_marks.stop()
         await self.portfolio.stop()
 
-    async def _on_events(self, events: list[Event]) -> None:
+    async def _on_events(self, events: Sequence[DomainEvent]) -> None:
         if self._running:
             await self.portfolio.on_events(events)
 
@@ -158,13 +160,14 @@ class Realtime:
 
 
 async def start(ctx: AppContext) -> Realtime:
-    """Build and start the process's real-time service (the app lifespan calls this)."""
+    """Build and start the process's real-time service (the app lifespan calls this and keeps
+    it as app.state.realtime)."""
     realtime = Realtime(ctx)
-    ctx.extras[EXTRAS_KEY] = realtime
     await realtime.start()
     return realtime
 
 
-def get_realtime(ctx: AppContext) -> Realtime | None:
-    found = ctx.extras.get(EXTRAS_KEY)
+def get_realtime(conn: HTTPConnection) -> Realtime | None:
+    """The running app's real-time service, once it has started."""
+    found = getattr(conn.app.state, "realtime", None)
     return found if isinstance(found, Realtime) else None

@@ -8,7 +8,7 @@ from papertrade.fapi.errors import FapiError, invalid_data
 from papertrade.fapi.params import Params
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio
-from papertrade.orders.pricing import instrument_of, require_feed
+from papertrade.orders.pricing import Venue, instrument_of, require_feed
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service as position_service
 from papertrade.trading.values import Instrument
@@ -75,9 +75,9 @@ async def change_leverage(call: Call) -> Any:
     assert leverage is not None
     if leverage < 1:
         raise FapiError(400, -4028, f"Leverage {leverage} is not valid.")
-    async with call.ctx.transaction() as session:
+    async with call.ctx.transaction() as uow:
         instrument, max_notional = await position_service.set_leverage(
-            session, call.ctx, call.principal, call.portfolio_id, symbol, leverage
+            uow.session, Venue.of(call.ctx), call.principal, call.portfolio_id, symbol, leverage
         )
     return {
         "leverage": leverage,

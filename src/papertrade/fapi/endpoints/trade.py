@@ -16,6 +16,7 @@ from papertrade.orders import service as order_service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.errors import OrderNotFound
 from papertrade.orders.pricing import instrument_of
+from papertrade.orders.writer import order_writer
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
 from papertrade.trading.values import Instrument
@@ -138,8 +139,7 @@ async def new_order(call: Call) -> Any:
     call.params.choice("newOrderRespType", {"ACK", "RESULT"}, default="ACK")
     # ACK and RESULT answer alike: the order is already final (a MARKET order has filled
     # inside this request), so both show its real state rather than a placeholder NEW.
-    assert call.ctx.orders is not None
-    order = await call.ctx.orders.place(call.principal, command)
+    order = await order_writer(call.request).place(call.principal, command)
     return translate.order_wire(order, instrument, with_time=False)
 
 
@@ -189,9 +189,9 @@ async def query_open_order(call: Call) -> Any:
 async def cancel_order(call: Call) -> Any:
     instrument = _instrument(call)
     try:
-        async with call.ctx.transaction() as session:
-            order = await _find(call, session, instrument, for_update=True)
-            await order_service.cancel(session, call.ctx, call.principal, order)
+        async with call.ctx.transaction() as uow:
+            order = await _find(call, uow.session, instrument, for_update=True)
+            await order_service.cancel(uow, order)
     except OrderNotFound as exc:
         raise FapiError(400, -2011, f"Unknown order sent. ({exc.message.rstrip('.')})") from exc
     return translate.order_wire(order, instrument, with_time=False)
@@ -200,11 +200,11 @@ async def cancel_order(call: Call) -> Any:
 @endpoint("DELETE", "/v1/allOpenOrders", signed=True)
 async def cancel_all_orders(call: Call) -> Any:
     instrument = _instrument(call)
-    async with call.ctx.transaction() as session:
+    async with call.ctx.transaction() as uow:
         await portfolio_service.get_owned(
-            session, call.principal, call.portfolio_id, for_update=True
+            uow.session, call.principal, call.portfolio_id, for_update=True
         )
-        await order_service.cancel_all(session, call.ctx, call.portfolio_id, instrument.symbol)
+        await order_service.cancel_all(uow, call.portfolio_id, instrument.symbol)
     return {"code": 200, "msg": "The operation of cancel all open order is done."}
 
 

@@ -1,0 +1,1 @@
+"""The ledger: the one way a balance changes."""

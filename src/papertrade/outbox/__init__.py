@@ -1,0 +1,1 @@
+"""The durable outbox: events written with the change that caused them, delivered after it."""

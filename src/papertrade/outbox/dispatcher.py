@@ -1,0 +1,126 @@
+"""Delivers the outbox to its consumers: at least once, in commit order, each consumer at its own
+pace. Only the engine leader delivers (it is a leader duty, engine/leader.py), and each batch is
+handled in one unit of work together with moving the consumer's cursor: the consumer's effects
+and "handled up to here" commit together, so a crash at any point neither loses an event nor
+repeats an effect.
+
+A consumer that fails is retried (with a growing pause) from where it stopped; the others go on.
+Events every consumer has passed are deleted once they are older than RETENTION_MS.
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select
+
+from papertrade.context import AppContext
+from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.time import now_ms
+from papertrade.models import OutboxCursor, OutboxEvent
+from papertrade.outbox.store import StoredEvent, after
+from papertrade.uow import AsyncWork
+
+log = logging.getLogger("papertrade.outbox")
+BATCH = 500
+RETENTION_MS = 7 * 86_400_000
+PRUNE_EVERY_S = 600.0
+Handler = Callable[[AsyncWork, Sequence[StoredEvent]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    """A reader of the outbox. `types`: the event types it wants (None: all). A new consumer
+    starts with the events committed after it first runs, unless `from_start`."""
+
+    name: str
+    handle: Handler
+    types: frozenset[str] | None = None
+    from_start: bool = False
+
+
+class Dispatcher:
+    def __init__(
+        self, ctx: AppContext, consumers: Sequence[Consumer], *, poll_s: float = 1.0
+    ) -> None:
+        self.ctx = ctx
+        self.consumers = tuple(consumers)
+        self.poll_s = poll_s
+        self._task: asyncio.Task[None] | None = None
+        self._failing: dict[str, tuple[int, float]] = {}  # consumer → (failures, retry at)
+
+    async def lead(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._deliver_forever(), name="outbox-dispatcher")
+
+    async def follow(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _deliver(self, consumer: Consumer) -> int:
+        async with self.ctx.transaction() as uow:
+            session = uow.session
+            cursor = await session.get(OutboxCursor, consumer.name, with_for_update=True)
+            if cursor is None:
+                start = 0
+                if not consumer.from_start:
+                    start = await session.scalar(select(func.max(OutboxEvent.id))) or 0
+                cursor = OutboxCursor(consumer=consumer.name, last_id=start)
+                session.add(cursor)
+            events = await after(session, cursor.last_id, BATCH)
+            if not events:
+                return 0
+            wanted = [e for e in events if consumer.types is None or e.type in consumer.types]
+            if wanted:
+                await consumer.handle(uow, wanted)
+            cursor.last_id = events[-1].id
+        return len(events)
+
+    async def prune(self) -> int:
+        """Delete events older than the retention that every consumer has handled."""
+        async with self.ctx.transaction() as uow:
+            handled = await uow.session.scalar(select(func.min(OutboxCursor.last_id)))
+            horizon = now_ms() - RETENTION_MS
+            statement = delete(OutboxEvent).where(OutboxEvent.time < horizon)
+            if self.consumers:
+                statement = statement.where(OutboxEvent.id <= (handled or 0))
+            result = await uow.session.execute(statement)
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    async def _deliver_forever(self) -> None:
+        written = self.ctx.outbox_written
+        last_prune = 0.0
+        loop = asyncio.get_running_loop()
+        while True:
+            written.clear()
+            for consumer in self.consumers:
+                await self._deliver_safely(consumer, loop.time())
+            if loop.time() - last_prune > PRUNE_EVERY_S:
+                last_prune = loop.time()
+                try:
+                    await self.prune()
+                except Exception:
+                    log.exception("pruning the outbox failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(written.wait(), self.poll_s)  # or a commit elsewhere
+
+    async def _deliver_safely(self, consumer: Consumer, now: float) -> None:
+        failures, retry_at = self._failing.get(consumer.name, (0, 0.0))
+        if now < retry_at:
+            return
+        try:
+            while await self._deliver(consumer) == BATCH:
+                pass
+        except Exception:
+            if cancel_requested():
+                raise
+            pause = min(60.0, 2.0**failures)
+            self._failing[consumer.name] = (failures + 1, now + pause)
+            log.exception("outbox consumer %s failed; retrying in %.0f s", consumer.name, pause)
+            return
+        self._failing.pop(consumer.name, None)

@@ -1,0 +1,87 @@
+"""The backbone's rules hold in the source: one function writes balances, one writes order
+state, and the process context knows no domain package (docs/architecture.md)."""
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import papertrade
+
+SOURCE = Path(papertrade.__file__).parent
+BALANCE_WRITER = SOURCE / "ledger" / "service.py"
+ORDER_STATE_WRITER = SOURCE / "orders" / "lifecycle.py"
+ORDER_STATE = {"status", "is_open"}
+DOMAIN_PACKAGES = {
+    "accounts", "engine", "fapi", "keys", "orders", "portfolios", "positions", "square",
+    "users", "web", "webhooks", "ws", "ledger",
+}  # fmt: skip
+
+
+def _modules() -> Iterator[tuple[Path, ast.Module]]:
+    for path in sorted(SOURCE.rglob("*.py")):
+        if "migrations" not in path.parts:
+            yield path, ast.parse(path.read_text(), str(path))
+
+
+def _assigned_attributes(tree: ast.Module) -> Iterator[tuple[ast.Attribute, int]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute):
+                    yield part, node.lineno
+
+
+def _called(call: ast.Call) -> str:
+    function = call.func
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else ""
+
+
+def test_only_the_ledger_changes_a_balance() -> None:
+    offenders = []
+    for path, tree in _modules():
+        if path == BALANCE_WRITER:
+            continue
+        for attribute, line in _assigned_attributes(tree):
+            if attribute.attr == "balance":
+                offenders.append(f"{path.relative_to(SOURCE)}:{line}")
+        for call in ast.walk(tree):  # Portfolio(balance=…) or update(…).values(balance=…)
+            if not isinstance(call, ast.Call) or _called(call) not in ("Portfolio", "values"):
+                continue
+            for keyword in call.keywords:
+                starts_empty = isinstance(keyword.value, ast.Name) and keyword.value.id == "ZERO"
+                if keyword.arg == "balance" and not starts_empty:
+                    offenders.append(f"{path.relative_to(SOURCE)}:{call.lineno}")
+    assert offenders == [], "balances change through ledger.service.post only"
+
+
+def test_only_the_order_lifecycle_changes_an_orders_state() -> None:
+    offenders = []
+    for path, tree in _modules():
+        if path == ORDER_STATE_WRITER:
+            continue
+        for attribute, line in _assigned_attributes(tree):
+            named = attribute.value
+            is_order = isinstance(named, ast.Name) and "order" in named.id
+            if attribute.attr in ORDER_STATE and is_order:
+                offenders.append(f"{path.relative_to(SOURCE)}:{line}")
+    assert offenders == [], "order state changes through orders.lifecycle.transition only"
+
+
+def test_the_process_context_imports_no_domain_package() -> None:
+    tree = ast.parse((SOURCE / "context.py").read_text())
+    imported = {
+        node.module.split(".")[1]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.module.startswith("papertrade.")
+    }
+    assert imported & DOMAIN_PACKAGES == set()
