@@ -3,6 +3,7 @@
 Usage:
   python bench/bench_crash.py [kills] [seconds between kills]               embedded SQLite mode
   python bench/bench_crash.py --scaleout [kills] [seconds between kills]    engine leader killed
+  python bench/bench_crash.py --outbox [kills] [seconds between kills]      outbox delivery
 
 The scale-out mode runs two `papertrade serve` processes on a fresh PostgreSQL database (created
 on the server of PAPERTRADE_TEST_POSTGRES_URL, default postgresql+asyncpg://postgres@127.0.0.1:5432/
@@ -24,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.liveserver import free_port
 from tests.reliability.crashkit import CrashReport, run
 from tests.reliability.failover import FailoverReport, fresh_database, run_failover
+from tests.reliability.outbox_crash import run_outbox
 
 PG_DEFAULT = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 REDIS_DEFAULT = "redis://127.0.0.1:6379/12"
@@ -82,13 +84,37 @@ async def scaleout(kills: int, between: float) -> None:
     )
 
 
+async def outbox(kills: int, between: float) -> None:
+    with tempfile.TemporaryDirectory() as var:
+        report = await run_outbox(Path(var), free_port(), kills=kills, seconds_between=between)
+    print(
+        "SQLite embedded mode, 4 load clients, one outbox consumer taking 0.1 s per batch (its "
+        f"effect: a row per event, in the unit of work that moves its cursor), kill -9 every "
+        f"{between} s\n"
+    )
+    print(
+        "| kills survived | events written | kills with events committed, undelivered "
+        "(events) | lost | handled twice | orders without their event |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    waiting = [n for n in report.pending_at_kills if n]
+    print(
+        f"| {report.kills} | {report.events} | {len(waiting)} ({sum(waiting)}) | "
+        f"{len(report.undelivered)} | {len(report.duplicated)} | "
+        f"{len(report.orders_without_event)} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scaleout", action="store_true", help="kill the scale-out engine leader")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--scaleout", action="store_true", help="kill the scale-out engine leader")
+    mode.add_argument("--outbox", action="store_true", help="kill between commit and delivery")
     parser.add_argument("kills", nargs="?", type=int, default=20)
     parser.add_argument("between", nargs="?", type=float, default=1.5, help="seconds between")
     args = parser.parse_args()
-    asyncio.run((scaleout if args.scaleout else embedded)(args.kills, args.between))
+    run_mode = scaleout if args.scaleout else outbox if args.outbox else embedded
+    asyncio.run(run_mode(args.kills, args.between))
 
 
 if __name__ == "__main__":

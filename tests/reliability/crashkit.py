@@ -74,11 +74,20 @@ class Account:
 class Service:
     """`papertrade serve` in a subprocess that can be killed with SIGKILL (SQLite by default)."""
 
-    def __init__(self, var_dir: Path, port: int, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        var_dir: Path,
+        port: int,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+    ):
         self.var_dir = var_dir
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.env = env or {}
+        binary = str(Path(sys.executable).parent / "papertrade")
+        serve = [binary, "serve", "--port", str(port), "--log-level", "warning"]
+        self.command = command or serve
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -101,10 +110,9 @@ class Service:
             "PAPERTRADE_RATE_LIMIT_COMPAT_ORDERS_PER_MIN": "1000000",
             **self.env,
         }
-        binary = Path(sys.executable).parent / "papertrade"
         log = (self.var_dir / "server.log").open("ab")
         self.process = subprocess.Popen(
-            [str(binary), "serve", "--port", str(self.port), "--log-level", "warning"],
+            self.command,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -149,7 +149,18 @@ async def set_leverage(
     position = await position_for(
         session, positions, portfolio_id, instrument, venue.default_leverage
     )
-    mark = mark_of(venue.market, instrument.symbol, position.entry_price)
+    change_leverage(
+        position,
+        instrument,
+        leverage,
+        mark_of(venue.market, instrument.symbol, position.entry_price),
+    )
+    return instrument, Decimal(margin.max_notional_for_leverage(instrument, leverage))
+
+
+def change_leverage(
+    position: Position, instrument: Instrument, leverage: int, mark: Decimal
+) -> None:
+    """Set the leverage of a (loaded) position, if its size at `mark` allows it."""
     margin.check_leverage(instrument, leverage, abs(position.quantity) * mark)
     position.leverage = leverage
-    return instrument, Decimal(margin.max_notional_for_leverage(instrument, leverage))

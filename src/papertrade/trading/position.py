@@ -22,7 +22,8 @@ class PositionChange:
         return self.closed_qty > ZERO and self.opened_qty > ZERO
 
 
-def _sign(value: Decimal) -> int:
+def sign(value: Decimal) -> int:
+    """+1, 0 or -1: the side of a signed position quantity."""
     return (value > ZERO) - (value < ZERO)
 
 
@@ -44,8 +45,8 @@ def apply_fill(
     if fill_qty_signed == ZERO:
         return PositionChange(qty_before, entry_before, ZERO, ZERO, ZERO)
     qty_after = qty_before + fill_qty_signed
-    side_before = _sign(qty_before)
-    if side_before == 0 or side_before == _sign(fill_qty_signed):
+    side_before = sign(qty_before)
+    if side_before == 0 or side_before == sign(fill_qty_signed):
         entry = average_entry(qty_before, entry_before, fill_qty_signed, fill_price)
         return PositionChange(qty_after, entry, ZERO, ZERO, abs(fill_qty_signed))
 
@@ -79,6 +80,6 @@ def notional(qty: Decimal, mark: Decimal) -> Decimal:
 
 def opening_quantity(qty_before: Decimal, fill_qty_signed: Decimal) -> Decimal:
     """Absolute part of a signed fill that would open or increase exposure (0 for pure reduces)."""
-    if qty_before == ZERO or _sign(qty_before) == _sign(fill_qty_signed):
+    if qty_before == ZERO or sign(qty_before) == sign(fill_qty_signed):
         return abs(fill_qty_signed)
     return max(ZERO, abs(fill_qty_signed) - abs(qty_before))

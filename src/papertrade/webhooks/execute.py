@@ -21,8 +21,8 @@ from papertrade.orders.lifecycle import transition
 from papertrade.orders.pricing import Venue
 from papertrade.orders.record import AnyOrder
 from papertrade.positions import service as position_service
-from papertrade.trading import margin
 from papertrade.trading.enums import Action, OrderStatus, OrderType, Side
+from papertrade.trading.position import sign
 from papertrade.trading.values import Instrument
 from papertrade.uow import AsyncWork
 from papertrade.webhooks.command import Command
@@ -63,10 +63,6 @@ class _Context:
     leverage: int
     reference: Decimal  # limit price, or the mark for market orders
     equity: Decimal | None = None
-
-
-def _sign(value: Decimal) -> int:
-    return (value > ZERO) - (value < ZERO)
 
 
 async def execute(
@@ -113,8 +109,7 @@ async def _run(
             session, positions, portfolio_id, instrument, venue.default_leverage
         )
         if row.leverage != cmd.leverage:
-            margin.check_leverage(instrument, cmd.leverage, abs(row.quantity) * mark)
-            row.leverage = cmd.leverage
+            position_service.change_leverage(row, instrument, cmd.leverage, mark)
     current = row.quantity if row is not None else ZERO
     leverage = row.leverage if row is not None else venue.default_leverage
     price = _on_tick(cmd.price, instrument) if cmd.order_type == "limit" else None
@@ -217,7 +212,7 @@ def plan(s: _Context) -> Leg | None:
         side = Side.BUY if cmd.action == "buy" else Side.SELL
         size = _open_size(s)
         # Against an opposite position: one order closes it and opens `size` (a flip).
-        closing = abs(current) if _sign(current) == -side.sign else ZERO
+        closing = abs(current) if sign(current) == -side.sign else ZERO
         return Leg(side, closing + size, Action.OPEN, opening=size)
     if cmd.action == "add":
         if current == ZERO:
@@ -230,10 +225,10 @@ def plan(s: _Context) -> Leg | None:
     wanted = {
         "close_long": 1,
         "close_short": -1,
-        "close": _sign(current),
-        "reverse": _sign(current),
+        "close": sign(current),
+        "reverse": sign(current),
     }
-    if current == ZERO or _sign(current) != wanted[cmd.action]:
+    if current == ZERO or sign(current) != wanted[cmd.action]:
         return None
     reducing = Side.SELL if current > 0 else Side.BUY
     if cmd.action == "reverse":
@@ -266,10 +261,10 @@ def _towards(current: Decimal, target: Decimal) -> Leg | None:
     if delta == ZERO:
         return None
     side = Side.BUY if delta > 0 else Side.SELL
-    if _sign(target) != -_sign(current) and abs(target) < abs(current):
+    if sign(target) != -sign(current) and abs(target) < abs(current):
         return Leg(side, abs(delta), Action.CLOSE)
     # Opening part: beyond zero on the target's side (all of it when current is on that side).
-    opening = abs(target) if _sign(target) != _sign(current) else abs(delta)
+    opening = abs(target) if sign(target) != sign(current) else abs(delta)
     return Leg(side, abs(delta), Action.OPEN, opening=opening)
 
 
