@@ -97,7 +97,7 @@ class AppContext:
         outbox.write(session, uow.events)  # last: its lock is held only to the commit
 
     async def _committed(self, uow: UnitOfWork[Any]) -> None:
-        if any(event.durable for event in uow.events):
+        if any(event.is_durable() for event in uow.events):
             self.outbox_written.set()  # the dispatcher need not wait for its next poll
         await self.events.publish(uow.events)
 

@@ -35,6 +35,10 @@ class DomainEvent:
         """The portfolio the event concerns, if any (outbox order is kept per portfolio)."""
         return None
 
+    def is_durable(self) -> bool:
+        """Whether this event goes to the outbox (its class's `durable`, unless it says more)."""
+        return self.durable
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PortfolioEvent(DomainEvent):

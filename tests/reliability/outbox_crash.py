@@ -70,7 +70,7 @@ async def run_outbox(
 
 def _verify(db: Path, report: OutboxReport) -> None:
     with sqlite3.connect(db) as conn:
-        events = dict(conn.execute("SELECT id, data FROM outbox_events WHERE type = 'order.new'"))
+        events = dict(conn.execute("SELECT id, data FROM outbox_events WHERE type LIKE 'order.%'"))
         every = [row[0] for row in conn.execute("SELECT id FROM outbox_events")]
         handled = dict(
             conn.execute("SELECT event_id, COUNT(*) FROM consumer_effects GROUP BY event_id")

@@ -17,4 +17,4 @@ async def test_kill_minus_nine_between_commit_and_delivery(tmp_path: Path) -> No
     assert report.events > 50  # the load really ran across the restarts
     assert report.undelivered == []
     assert report.duplicated == []
-    assert report.orders_without_event == []  # every order's event committed with it
+    assert report.orders_without_event == []  # each order's events committed with it

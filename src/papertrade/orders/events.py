@@ -29,6 +29,11 @@ class OrderAccepted(OrderEvent):
     durable = True
     resting: bool = False
 
+    def is_durable(self) -> bool:
+        # An order filled or expired at once is announced durably by that outcome; one that
+        # rests must be known before anything else happens to it.
+        return self.resting
+
     @property
     def remaining(self) -> Decimal:
         return Decimal(self.order["quantity"]) - Decimal(self.order["filled_quantity"])

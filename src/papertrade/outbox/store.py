@@ -49,7 +49,7 @@ def write(session: Session, events: Sequence[DomainEvent]) -> None:
             "data": orjson.dumps(dict(event.data), default=_json_default).decode(),
         }
         for event in events
-        if event.durable
+        if event.is_durable()
     ]
     if not rows:
         return
