@@ -51,10 +51,15 @@ class _Request:
             self.answer.set_exception(exc)
 
 
-def order_writer(conn: HTTPConnection) -> "OrderWriter":
-    """The running app's order writer (a FastAPI dependency)."""
+def writer_of(conn: HTTPConnection) -> "OrderWriter":
+    """The running app's order writer."""
     writer: OrderWriter = conn.app.state.orders
     return writer
+
+
+async def order_writer(conn: HTTPConnection) -> "OrderWriter":
+    """writer_of as a FastAPI dependency: async, so it runs on the loop and not in a thread."""
+    return writer_of(conn)
 
 
 class OrderWriter:

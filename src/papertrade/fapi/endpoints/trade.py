@@ -16,7 +16,7 @@ from papertrade.orders import service as order_service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.errors import OrderNotFound
 from papertrade.orders.pricing import instrument_of
-from papertrade.orders.writer import order_writer
+from papertrade.orders.writer import writer_of
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
 from papertrade.trading.values import Instrument
@@ -139,7 +139,7 @@ async def new_order(call: Call) -> Any:
     call.params.choice("newOrderRespType", {"ACK", "RESULT"}, default="ACK")
     # ACK and RESULT answer alike: the order is already final (a MARKET order has filled
     # inside this request), so both show its real state rather than a placeholder NEW.
-    order = await order_writer(call.request).place(call.principal, command)
+    order = await writer_of(call.request).place(call.principal, command)
     return translate.order_wire(order, instrument, with_time=False)
 
 
