@@ -169,6 +169,9 @@ async def test_a_follower_refuses_fills_when_the_shared_prices_stall(
         refused = await _market_order(follower, key, pid, "ETHUSDT")
         assert refused.status_code == 503, refused.text
         assert refused.json()["error"] == "market_data_stale"
+        # The leader's heartbeat (once a second) tells followers its feed stopped: wait for it
+        # as a user watching the status would.
+        await _until(lambda: not feed(follower).status()["connected"], within=10)
         async with client_for(follower) as client:
             status = (await client.get("/v1/market/status")).json()
         assert status["stale"] and not status["connected"], status

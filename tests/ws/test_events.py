@@ -205,7 +205,8 @@ async def test_open_positions_are_repriced_every_second(
             lambda m: (
                 m.get("type") == "position.mark" and m["data"]["positions"][0]["mark_price"] == 21.5
             ),
-            within=5,
+            # Marks go out once a second; on a loaded machine a round can take seconds.
+            within=15,
         )
     assert "seq" not in update and update["channel"] == f"positions:{pid}"
     [held] = update["data"]["positions"]
