@@ -1,0 +1,171 @@
+"""/v1/strategies: strategies, versions, self-backtests (and their legacy twins)."""
+
+from decimal import Decimal
+
+from fastapi import APIRouter, Request
+
+from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, Writer
+from papertrade.jobs.runtime import Jobs
+from papertrade.kit.ids import Id
+from papertrade.kit.time import now_ms
+from papertrade.models import Strategy
+from papertrade.strategies import backtests, service
+from papertrade.strategies.jobs import BACKTEST
+from papertrade.strategies.schemas import (
+    BacktestCreate,
+    BacktestDetail,
+    BacktestRead,
+    StrategyCreate,
+    StrategyRead,
+    StrategyUpdate,
+    StrategyWithSource,
+    VersionCreate,
+    VersionRead,
+)
+
+router = APIRouter(tags=["strategies"])
+
+
+async def _with_source(ctx: Ctx, strategy: Strategy) -> StrategyWithSource:
+    async with ctx.db.reader() as session:
+        latest = await service.version(session, strategy, strategy.latest_version)
+    return StrategyWithSource(
+        **StrategyRead.model_validate(strategy).model_dump(), source=latest.source
+    )
+
+
+@router.post("/strategies", status_code=201, response_model=StrategyWithSource)
+async def create_strategy(body: StrategyCreate, principal: Writer, ctx: Ctx) -> StrategyWithSource:
+    """Create a DSL or Python strategy; its source is checked (never run) and saved as version 1."""
+    async with ctx.transaction() as uow:
+        strategy, version = await service.create(
+            uow,
+            principal.user_id,
+            kind=body.kind,
+            name=body.name,
+            description=body.description,
+            source=body.source,
+            visibility=body.visibility,
+        )
+        read = StrategyRead.model_validate(strategy).model_dump()
+    return StrategyWithSource(**read, source=version.source)
+
+
+@router.get("/strategies/my", response_model=list[StrategyRead])
+async def my_strategies(principal: Caller, ctx: Ctx) -> list[StrategyRead]:
+    async with ctx.db.reader() as session:
+        return [
+            StrategyRead.model_validate(s)
+            for s in await service.list_mine(session, principal.user_id)
+        ]
+
+
+@router.get("/strategies/by_code/{code}", response_model=StrategyWithSource)
+async def strategy_by_code(code: str, principal: MaybeCaller, ctx: Ctx) -> StrategyWithSource:
+    """Look up by short code (e.g. S0000001): public strategies for anyone, private ones for
+    their owner only."""
+    async with ctx.db.reader() as session:
+        strategy = await service.get_by_code(session, principal, code)
+    return await _with_source(ctx, strategy)
+
+
+@router.get("/strategies/{strategy_id}", response_model=StrategyWithSource)
+async def get_strategy(strategy_id: Id, principal: MaybeCaller, ctx: Ctx) -> StrategyWithSource:
+    """One strategy with its latest source (a public one for anyone)."""
+    async with ctx.db.reader() as session:
+        strategy = await service.get_readable(session, principal, strategy_id)
+    return await _with_source(ctx, strategy)
+
+
+@router.patch("/strategies/{strategy_id}", response_model=StrategyRead)
+async def update_strategy(
+    strategy_id: Id, body: StrategyUpdate, principal: Writer, ctx: Ctx
+) -> StrategyRead:
+    """Rename, describe, or change visibility (a new source is a new version: POST …/versions)."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id, for_update=True)
+        for field, value in body.model_dump(exclude_none=True).items():
+            setattr(strategy, field, value)
+        await uow.session.flush()
+        return StrategyRead.model_validate(strategy)
+
+
+@router.delete("/strategies/{strategy_id}", response_model=StrategyRead)
+async def delete_strategy(strategy_id: Id, principal: Writer, ctx: Ctx) -> StrategyRead:
+    """Delete: hidden everywhere and its live deployments stopped; history kept."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id, for_update=True)
+        await service.soft_delete(uow, strategy)
+        return StrategyRead.model_validate(strategy)
+
+
+@router.post("/strategies/{strategy_id}/versions", status_code=201, response_model=VersionRead)
+async def add_version(
+    strategy_id: Id, body: VersionCreate, principal: Writer, ctx: Ctx
+) -> VersionRead:
+    """Save a new source as the next numbered version (older versions never change)."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id, for_update=True)
+        return VersionRead.model_validate(await service.add_version(uow, strategy, body.source))
+
+
+@router.get("/strategies/{strategy_id}/versions", response_model=list[VersionRead])
+async def list_versions(strategy_id: Id, principal: MaybeCaller, ctx: Ctx) -> list[VersionRead]:
+    async with ctx.db.reader() as session:
+        strategy = await service.get_readable(session, principal, strategy_id)
+        return [VersionRead.model_validate(v) for v in await service.versions(session, strategy)]
+
+
+@router.get("/strategies/{strategy_id}/versions/{number}", response_model=VersionRead)
+async def get_version(strategy_id: Id, number: Id, principal: MaybeCaller, ctx: Ctx) -> VersionRead:
+    async with ctx.db.reader() as session:
+        strategy = await service.get_readable(session, principal, strategy_id)
+        return VersionRead.model_validate(await service.version(session, strategy, number))
+
+
+@router.post("/strategies/{strategy_id}/backtests", status_code=202, response_model=BacktestRead)
+async def start_backtest(
+    strategy_id: Id, body: BacktestCreate, principal: Writer, ctx: Ctx, request: Request
+) -> BacktestRead:
+    """Queue a self-backtest of a version; poll GET …/backtests/{id} for progress and result."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id)
+        version = await service.version(
+            uow.session, strategy, body.version or strategy.latest_version
+        )
+        fees = (Decimal(ctx.settings.maker_fee_rate), Decimal(ctx.settings.taker_fee_rate))
+        row = await backtests.create(
+            uow, backtests.plan(strategy, version, body, ctx.market, fees, now_ms())
+        )
+    jobs: Jobs = request.app.state.jobs
+    job_id = await jobs.enqueue(BACKTEST, backtest_id=row.id)  # after the commit: it may start now
+    async with ctx.db.unit_of_work() as session:
+        saved = await session.get(type(row), row.id)
+        if saved is not None and saved.job_id is None:
+            saved.job_id = job_id
+    row.job_id = job_id
+    return BacktestRead.model_validate(row)
+
+
+@router.get("/strategies/{strategy_id}/backtests", response_model=list[BacktestRead])
+async def list_backtests(strategy_id: Id, principal: Caller, ctx: Ctx) -> list[BacktestRead]:
+    """The strategy's backtests, newest first, with their metrics (not the full result)."""
+    async with ctx.db.reader() as session:
+        strategy = await service.get_owned(session, principal, strategy_id)
+        return [
+            BacktestRead.model_validate(await backtests.with_progress(session, row))
+            for row in await backtests.list_for(session, strategy)
+        ]
+
+
+@router.get("/strategies/{strategy_id}/backtests/{backtest_id}", response_model=BacktestDetail)
+async def get_backtest(
+    strategy_id: Id, backtest_id: Id, principal: Caller, ctx: Ctx
+) -> BacktestDetail:
+    """One backtest: status and progress while it runs; metrics, curves, trades and stated
+    assumptions once done."""
+    async with ctx.db.reader() as session:
+        strategy = await service.get_owned(session, principal, strategy_id)
+        row = await backtests.get(session, strategy, backtest_id)
+        read = await backtests.with_progress(session, row)
+        return BacktestDetail.model_validate({**read, "result": row.result})

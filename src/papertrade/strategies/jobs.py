@@ -1,0 +1,101 @@
+"""The self-backtest job: candles are loaded on the event loop, the simulation runs in the
+process pool (CPU work never runs on the API's loop), the result is stored with the run."""
+
+from typing import Any
+
+from sqlalchemy import select
+
+from papertrade.jobs.declare import queued
+from papertrade.jobs.run import JobRun
+from papertrade.kit.time import now_ms
+from papertrade.models import Strategy, StrategyBacktest, StrategyVersion
+from papertrade.strategies import candles
+from papertrade.strategies.backtest import report
+from papertrade.strategies.backtest.simulate import Costs, simulate
+from papertrade.strategies.bars import Bars
+from papertrade.strategies.dsl.parse import parse
+from papertrade.trading.fees import FeeSchedule
+
+
+def compute(source: str, bars: Bars, costs: Costs) -> dict[str, Any]:
+    """The CPU part (runs in a pool process): parse, simulate, report."""
+    program = parse(source)
+    return report.build(simulate(program, bars, costs), bars, costs)
+
+
+async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
+    ctx = run.ctx
+    async with ctx.db.unit_of_work() as session:
+        backtest = await session.get(StrategyBacktest, backtest_id)
+        if backtest is None or backtest.status == "done":
+            return {"backtest_id": backtest_id, "skipped": True}  # idempotent on a re-run
+        strategy = await session.get(Strategy, backtest.strategy_id)
+        version = await session.scalar(
+            select(StrategyVersion).where(
+                StrategyVersion.strategy_id == backtest.strategy_id,
+                StrategyVersion.number == backtest.version,
+            )
+        )
+        assert strategy is not None  # kept while a backtest of it exists
+        assert version is not None
+        backtest.status = "running"
+        source = version.source
+        symbol, timeframe = backtest.symbol, backtest.timeframe
+        start_ms, end_ms = backtest.start_ms, backtest.end_ms
+        costs = Costs(
+            initial_balance=backtest.initial_balance,
+            fees=FeeSchedule(backtest.maker_fee_rate, backtest.taker_fee_rate),
+        )
+    try:
+        result = await _run(run, source, symbol, timeframe, start_ms, end_ms, costs)
+    except Exception as exc:
+        await _finish(run, backtest_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+    await _finish(run, backtest_id, result=result)
+    return {"backtest_id": backtest_id, "num_trades": result["metrics"]["num_trades"]}
+
+
+async def _run(
+    run: JobRun, source: str, symbol: str, timeframe: str, start_ms: int, end_ms: int, costs: Costs
+) -> dict[str, Any]:
+    ctx = run.ctx
+    klines = await candles.load(ctx, symbol, timeframe, start_ms, end_ms, run.progress)
+    if len(klines) < 2:
+        raise ValueError(
+            f"the market feed has {len(klines)} closed {timeframe} candle(s) of {symbol} in the "
+            "period; a backtest needs at least 2"
+        )
+    assert ctx.market is not None
+    instrument = ctx.market.instruments()[symbol]
+    try:
+        history = await ctx.market.funding_history(symbol, start_ms, end_ms, 1000)
+    except Exception:  # a feed without funding history: stated in the result (0 events)
+        history = []
+    costs = Costs(
+        initial_balance=costs.initial_balance,
+        fees=costs.fees,
+        qty_step=instrument.step_size,
+        min_qty=instrument.min_qty,
+        funding=tuple((f.funding_time, f.funding_rate) for f in history),
+    )
+    await run.progress(0.5, f"simulating {len(klines)} bars")
+    result: dict[str, Any] = await run.compute(compute, source, Bars.from_klines(klines), costs)
+    return result
+
+
+async def _finish(
+    run: JobRun, backtest_id: int, *, result: dict[str, Any] | None = None, error: str | None = None
+) -> None:
+    async with run.ctx.db.unit_of_work() as session:
+        backtest = await session.get(StrategyBacktest, backtest_id)
+        if backtest is None:
+            return
+        backtest.status = "done" if result is not None else "failed"
+        backtest.error = error
+        backtest.result = result
+        backtest.metrics = result["metrics"] if result is not None else None
+        backtest.finished_at = now_ms()
+
+
+BACKTEST = queued("strategies.backtest", run_backtest, attempts=1)
+JOBS = (BACKTEST,)
