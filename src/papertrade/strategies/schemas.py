@@ -1,9 +1,9 @@
 """Bodies of /v1/strategies."""
 
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from papertrade.kit.ids import Id
 from papertrade.kit.schemas import Money, Schema, StrictInput
@@ -12,6 +12,8 @@ Kind = Literal["dsl", "python"]
 Visibility = Literal["private", "public"]
 Timeframe = Literal["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
 MAX_SOURCE = 100_000
+# Kept exactly as written: stripping would move the line numbers errors and signals refer to.
+Source = Annotated[str, StringConstraints(strip_whitespace=False)]
 
 EXAMPLE_DSL = "symbol BTCUSDT\ntimeframe 1h\nwhen sma(10) crosses above sma(30) then buy 50%\n"
 
@@ -20,7 +22,7 @@ class StrategyCreate(StrictInput):
     kind: Kind = Field(examples=["dsl"])
     name: str = Field(min_length=1, max_length=100, examples=["SMA crossover"])
     description: str = Field(default="", max_length=2000)
-    source: str = Field(min_length=1, max_length=MAX_SOURCE, examples=[EXAMPLE_DSL])
+    source: Source = Field(min_length=1, max_length=MAX_SOURCE, examples=[EXAMPLE_DSL])
     visibility: Visibility = "private"
 
 
@@ -31,7 +33,7 @@ class StrategyUpdate(StrictInput):
 
 
 class VersionCreate(StrictInput):
-    source: str = Field(min_length=1, max_length=MAX_SOURCE, examples=[EXAMPLE_DSL])
+    source: Source = Field(min_length=1, max_length=MAX_SOURCE, examples=[EXAMPLE_DSL])
 
 
 class VersionRead(Schema):
