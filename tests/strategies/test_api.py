@@ -32,6 +32,9 @@ class Strategy:
 """
 
 
+METHODS = "class Strategy:\n    def init(self, ctx): pass\n    def next(self, ctx): pass\n"
+
+
 async def create(user: User, **body: Any) -> dict[str, Any]:
     payload = {"kind": "dsl", "name": "cross", "source": SMA_CROSS, **body}
     response = await user.post("/v1/strategies", json=payload)
@@ -105,9 +108,11 @@ async def test_python_sources_are_checked_without_running_them(user: User) -> No
         "def init(:\n": "line 1:",
         "class Other:\n    pass\n": "class Strategy",
         "class Strategy:\n    def init(self, ctx): pass\n": "no method next",
-        "import os\nclass Strategy:\n    def init(self, ctx): pass\n    def next(self, ctx): pass\n": "import of 'os'",
-        "class Strategy:\n    def init(self, ctx): ().__class__\n    def next(self, ctx): pass\n": "'__class__'",
-        "class Strategy:\n    leverage = compute()\n    def init(self, ctx): pass\n    def next(self, ctx): pass\n": "plain value",
+        f"import os\n{METHODS}": "import of 'os'",
+        "class Strategy:\n    def init(self, ctx): ().__class__\n    def next(self, ctx): 1\n": (
+            "'__class__'"
+        ),
+        f"{METHODS}    leverage = compute()\n": "plain value",
     }
     for source, says in cases.items():
         response = await user.post(
