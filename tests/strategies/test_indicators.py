@@ -1,8 +1,10 @@
 """Each vectorised indicator against an independent plain-Python loop of its definition."""
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import NDArray
 import pytest
 
 from papertrade.strategies import indicators
@@ -47,11 +49,11 @@ def ref_atr(h: list[float], lo: list[float], c: list[float], n: int) -> list[flo
     return ref_smooth(tr, n, 1 / n)
 
 
-def ref_window(x: list[float], n: int, f: object) -> list[float]:
-    return [math.nan if i < n - 1 else f(x[i - n + 1 : i + 1]) for i in range(len(x))]  # type: ignore[operator]
+def ref_window(x: list[float], n: int, f: Callable[[list[float]], float]) -> list[float]:
+    return [math.nan if i < n - 1 else f(x[i - n + 1 : i + 1]) for i in range(len(x))]
 
 
-def same(actual: np.ndarray, expected: list[float]) -> None:  # type: ignore[type-arg]
+def same(actual: NDArray[np.float64], expected: list[float]) -> None:
     expected_array = np.array(expected)
     assert np.array_equal(np.isnan(actual), np.isnan(expected_array))
     assert np.allclose(

@@ -46,7 +46,7 @@ def _longest_drawdown_ms(times: NDArray[np.int64], down: NDArray[np.float64]) ->
     last = len(times) - 1
     return int(
         max(
-            times[min(e, last)] - times[s - 1 if s > 0 else 0]
+            int(times[min(int(e), last)]) - int(times[max(int(s) - 1, 0)])
             for s, e in zip(starts, ends, strict=True)
         )
     )

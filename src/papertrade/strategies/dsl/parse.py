@@ -101,7 +101,8 @@ def parse(source: str) -> ast.Program:
             exc.line, exc.column, f"unexpected {seen}, expected {_words(exc.expected)}"
         ) from None
     except UnexpectedCharacters as exc:
-        char = source[exc.pos_in_stream] if exc.pos_in_stream < len(source) else ""
+        at = exc.pos_in_stream or 0
+        char = source[at] if at < len(source) else ""
         expected = _words(exc.allowed) if exc.allowed else "something else"
         raise DslError(exc.line, exc.column, f"unexpected {char!r}, expected {expected}") from None
     except UnexpectedInput as exc:  # any other lark complaint still has a place
@@ -129,9 +130,9 @@ class _Build(Transformer[Token, Any]):
             if isinstance(item, ast.Rule):
                 rules.append(item)
             else:
-                key, value, where = item
+                key, value, (line, column) = item
                 if key in settings:
-                    raise DslError(*where, f"{key} is set twice")
+                    raise DslError(line, column, f"{key} is set twice")
                 settings[key] = value
         if not rules:
             raise DslError(
