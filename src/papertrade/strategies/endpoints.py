@@ -1,20 +1,25 @@
 """/v1/strategies: strategies, versions, self-backtests (and their legacy twins)."""
 
 from decimal import Decimal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, Writer
 from papertrade.jobs.runtime import Jobs
-from papertrade.kit.ids import Id
+from papertrade.kit.ids import ID_MAX, Id
 from papertrade.kit.time import now_ms
 from papertrade.models import Strategy
-from papertrade.strategies import backtests, service
+from papertrade.strategies import backtests, deployments, service
 from papertrade.strategies.jobs import BACKTEST
 from papertrade.strategies.schemas import (
     BacktestCreate,
     BacktestDetail,
     BacktestRead,
+    DeploymentCreate,
+    DeploymentRead,
+    SignalPage,
+    SignalRead,
     StrategyCreate,
     StrategyRead,
     StrategyUpdate,
@@ -169,3 +174,65 @@ async def get_backtest(
         row = await backtests.get(session, strategy, backtest_id)
         read = await backtests.with_progress(session, row)
         return BacktestDetail.model_validate({**read, "result": row.result})
+
+
+@router.post(
+    "/strategies/{strategy_id}/deployments", status_code=201, response_model=DeploymentRead
+)
+async def deploy(
+    strategy_id: Id, body: DeploymentCreate, principal: Writer, ctx: Ctx
+) -> DeploymentRead:
+    """Run a version live into one of your portfolios: evaluated on every closed bar of its
+    timeframe, trading through the same order path as everything else."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id)
+        version = await service.version(
+            uow.session, strategy, body.version or strategy.latest_version
+        )
+        row = await deployments.deploy(uow, principal, strategy, version, body, ctx.market)
+        return DeploymentRead.model_validate(row)
+
+
+@router.get("/strategies/{strategy_id}/deployments", response_model=list[DeploymentRead])
+async def list_deployments(strategy_id: Id, principal: Caller, ctx: Ctx) -> list[DeploymentRead]:
+    """Where the strategy runs: status (running, paused, stopped), last bar and last error."""
+    async with ctx.db.reader() as session:
+        strategy = await service.get_owned(session, principal, strategy_id)
+        return [
+            DeploymentRead.model_validate(d) for d in await deployments.list_for(session, strategy)
+        ]
+
+
+@router.post(
+    "/strategies/{strategy_id}/deployments/{deployment_id}/{command}",
+    response_model=DeploymentRead,
+)
+async def move_deployment(
+    strategy_id: Id,
+    deployment_id: Id,
+    command: Literal["pause", "resume", "stop"],
+    principal: Writer,
+    ctx: Ctx,
+) -> DeploymentRead:
+    """pause (keeps the position, stops evaluating), resume, or stop (for good)."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id)
+        row = await deployments.move(uow, strategy, deployment_id, command)
+        return DeploymentRead.model_validate(row)
+
+
+@router.get("/strategies/{strategy_id}/signals", response_model=SignalPage)
+async def list_signals(
+    strategy_id: Id,
+    principal: MaybeCaller,
+    ctx: Ctx,
+    before_id: Annotated[int | None, Query(ge=1, le=ID_MAX)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> SignalPage:
+    """Signal history, newest first: bar, rule, intended order, outcome. Public strategies'
+    history is public; page with `before_id` = the previous page's `next_before_id`."""
+    async with ctx.db.reader() as session:
+        strategy = await service.get_readable(session, principal, strategy_id)
+        rows = await deployments.signals(session, strategy, before_id, limit)
+        page = [SignalRead.model_validate(r) for r in rows]
+    return SignalPage(signals=page, next_before_id=page[-1].id if len(page) == limit else None)

@@ -5,11 +5,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from papertrade.jobs.declare import queued
+from papertrade.jobs.declare import queued, scheduled
 from papertrade.jobs.run import JobRun
 from papertrade.kit.time import now_ms
 from papertrade.models import Strategy, StrategyBacktest, StrategyVersion
-from papertrade.strategies import candles
+from papertrade.strategies import candles, live
 from papertrade.strategies.backtest import report
 from papertrade.strategies.backtest.simulate import Costs, simulate
 from papertrade.strategies.bars import Bars
@@ -98,4 +98,12 @@ async def _finish(
 
 
 BACKTEST = queued("strategies.backtest", run_backtest, attempts=1)
-JOBS = (BACKTEST,)
+
+
+async def evaluate_live(run: JobRun) -> dict[str, int]:
+    return await live.evaluate_due(run.ctx)
+
+
+LIVE_EVERY_S = 5  # how soon after a bar closes the deployments on it are evaluated (at most)
+EVALUATE_LIVE = scheduled("strategies.evaluate_live", evaluate_live, every=lambda _: LIVE_EVERY_S)
+JOBS = (BACKTEST, EVALUATE_LIVE)
