@@ -9,18 +9,38 @@ from papertrade.jobs.declare import queued, scheduled
 from papertrade.jobs.run import JobRun
 from papertrade.kit.time import now_ms
 from papertrade.models import Strategy, StrategyBacktest, StrategyVersion
-from papertrade.strategies import candles, live
+from papertrade.strategies import candles, live, pycheck
 from papertrade.strategies.backtest import report
-from papertrade.strategies.backtest.simulate import Costs, simulate
+from papertrade.strategies.backtest.simulate import Costs, simulate, simulate_orders
 from papertrade.strategies.bars import Bars
+from papertrade.strategies.dsl import ast
 from papertrade.strategies.dsl.parse import parse
+from papertrade.strategies.sandbox import runner as sandbox
 from papertrade.trading.fees import FeeSchedule
 
 
-def compute(source: str, bars: Bars, costs: Costs) -> dict[str, Any]:
-    """The CPU part (runs in a pool process): parse, simulate, report."""
-    program = parse(source)
-    return report.build(simulate(program, bars, costs), bars, costs)
+def compute(kind: str, source: str, bars: Bars, costs: Costs) -> dict[str, Any]:
+    """The CPU part (runs in a pool process): parse, simulate, report. A Python strategy runs
+    in a sandboxed process of its own (strategies/sandbox), which hands back its orders."""
+    if kind == "dsl":
+        return report.build(simulate(parse(source), bars, costs), bars, costs)
+    settings = pycheck.check(source).settings
+    program = ast.Program(
+        rules=(),
+        leverage=int(settings.get("leverage", 1)),
+        stop_loss_pct=settings.get("stop_loss_pct"),
+        take_profit_pct=settings.get("take_profit_pct"),
+    )
+    columns = {
+        name: bars.column(name).tolist() for name in ("open", "high", "low", "close", "volume")
+    }
+    columns["time"] = bars.time.tolist()
+    try:
+        intents = sandbox.run(source, columns)
+    except sandbox.SandboxError as exc:
+        raise ValueError(f"the strategy failed: {exc}") from None
+    orders = [(i.bar, i.kind, i.size) for i in intents]
+    return report.build(simulate_orders(program, bars, costs, orders), bars, costs)
 
 
 async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
@@ -39,7 +59,7 @@ async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
         assert strategy is not None  # kept while a backtest of it exists
         assert version is not None
         backtest.status = "running"
-        source = version.source
+        source, kind = version.source, strategy.kind
         symbol, timeframe = backtest.symbol, backtest.timeframe
         start_ms, end_ms = backtest.start_ms, backtest.end_ms
         costs = Costs(
@@ -47,7 +67,7 @@ async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
             fees=FeeSchedule(backtest.maker_fee_rate, backtest.taker_fee_rate),
         )
     try:
-        result = await _run(run, source, symbol, timeframe, start_ms, end_ms, costs)
+        result = await _run(run, kind, source, symbol, timeframe, start_ms, end_ms, costs)
     except Exception as exc:
         await _finish(run, backtest_id, error=f"{type(exc).__name__}: {exc}")
         raise
@@ -56,7 +76,14 @@ async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
 
 
 async def _run(
-    run: JobRun, source: str, symbol: str, timeframe: str, start_ms: int, end_ms: int, costs: Costs
+    run: JobRun,
+    kind: str,
+    source: str,
+    symbol: str,
+    timeframe: str,
+    start_ms: int,
+    end_ms: int,
+    costs: Costs,
 ) -> dict[str, Any]:
     ctx = run.ctx
     klines = await candles.load(ctx, symbol, timeframe, start_ms, end_ms, run.progress)
@@ -79,7 +106,9 @@ async def _run(
         funding=tuple((f.funding_time, f.funding_rate) for f in history),
     )
     await run.progress(0.5, f"simulating {len(klines)} bars")
-    result: dict[str, Any] = await run.compute(compute, source, Bars.from_klines(klines), costs)
+    result: dict[str, Any] = await run.compute(
+        compute, kind, source, Bars.from_klines(klines), costs
+    )
     return result
 
 

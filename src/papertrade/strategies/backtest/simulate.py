@@ -251,6 +251,27 @@ def simulate(program: ast.Program, bars: Bars, costs: Costs) -> Outcome:
     return _outcome(book, bars, costs)
 
 
+def simulate_orders(
+    program: ast.Program, bars: Bars, costs: Costs, orders: list[tuple[int, str, float]]
+) -> Outcome:
+    """The same book, driven by orders a Python strategy asked for: (bar, long|short|close,
+    fraction of equity), each filled at the next bar's open like a DSL rule's."""
+    book = _Book(program, bars, costs)
+    for bar, kind, fraction in orders:
+        if not 0 <= bar < len(bars) - 1:
+            continue  # the last bar has no next open to fill at
+        book.exit_before(bar)
+        if book.equity_at(bar) <= ZERO:
+            break
+        reason = f"next() on bar {bar}"
+        if kind == "close":
+            book.close(bar + 1, _price(bars.open[bar + 1]), reason)
+        else:
+            book.open(bar, kind, ast.Size(fraction * 100, "%"), reason)
+    book.exit_before(len(bars) - 1)
+    return _outcome(book, bars, costs)
+
+
 def _act(book: _Book, t: int, rule: ast.Rule) -> None:
     reason = f"line {rule.line}: {rule.text}"
     for action in rule.actions:
