@@ -162,3 +162,42 @@ async def test_deploy_refusals(user: User, user_factory: Any) -> None:
         f"/v1/strategies/{sid}/deployments", json={"portfolio_id": mine["id"], "version": 1}
     )
     assert older.status_code == 201 and older.json()["version"] == 1
+
+
+PYTHON_ALWAYS = """
+class Strategy:
+    symbol = "BTCUSDT"
+    timeframe = "1m"
+
+    def init(self, ctx):
+        self.fast = ctx.indicator("sma", 5)
+
+    def next(self, ctx):
+        if self.fast[-1] > 0:
+            ctx.buy(size=0.1)
+"""
+
+
+async def test_a_python_strategy_runs_live_in_its_sandbox(user: User, app: FastAPI) -> None:
+    portfolio = await user.portfolio()
+    sid, did = await deploy(user, PYTHON_ALWAYS, portfolio["id"], kind="python")
+    await live.evaluate_due(app.state.ctx)
+    (signal,) = (await signals(user, sid))["signals"]
+    assert signal["rule"] == "next()" and signal["outcome"] == "executed", signal
+    assert signal["intent"]["qty"] == "10.0" and signal["intent"]["qty_type"] == "percent_equity"
+    async with app.state.ctx.db.reader() as session:
+        order = await session.get(Order, signal["order_id"])
+    assert order is not None and order.source == "strategy"
+
+
+async def test_a_python_strategy_that_raises_is_paused_with_its_error(
+    user: User, app: FastAPI
+) -> None:
+    portfolio = await user.portfolio()
+    broken = PYTHON_ALWAYS.replace("ctx.buy(size=0.1)", "raise KeyError('oops')")
+    sid, _ = await deploy(user, broken, portfolio["id"], kind="python")
+    await live.evaluate_due(app.state.ctx)
+    (status,) = (await user.get(f"/v1/strategies/{sid}/deployments")).json()
+    assert status["status"] == "paused"
+    assert "KeyError: 'oops'" in status["last_error"]
+    assert (await signals(user, sid))["signals"] == []

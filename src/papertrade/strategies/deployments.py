@@ -11,8 +11,8 @@ from papertrade.market.feed import MarketFeed
 from papertrade.models import Strategy, StrategyDeployment, StrategySignal, StrategyVersion
 from papertrade.orders.pricing import instrument_of
 from papertrade.portfolios import service as portfolio_service
-from papertrade.strategies.dsl.parse import parse
 from papertrade.strategies.errors import NotRunnable
+from papertrade.strategies.live import program_of
 from papertrade.strategies.schemas import DeploymentCreate
 from papertrade.uow import AsyncWork
 
@@ -32,12 +32,7 @@ async def deploy(
     body: DeploymentCreate,
     feed: MarketFeed | None,
 ) -> StrategyDeployment:
-    if strategy.kind != "dsl":
-        raise NotRunnable(
-            "Python strategies cannot run live yet: they need the sandboxed runner "
-            "(docs/strategies.md). DSL strategies deploy today."
-        )
-    program = parse(version.source)
+    program = program_of(strategy.kind, version.source)
     if program.stop_loss_pct or program.take_profit_pct or program.trailing_stop_pct:
         raise NotRunnable(
             "stop_loss, take_profit and trailing_stop are applied in backtests only for now; "

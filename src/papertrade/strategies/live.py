@@ -13,6 +13,7 @@ deployment with the reason as `last_error` and a `signal.strategy_paused` event.
 Bars missed while the service was down are not replayed: evaluation resumes at the newest bar.
 """
 
+import asyncio
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
@@ -36,11 +37,13 @@ from papertrade.models import (
 )
 from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolio_service
+from papertrade.strategies import pycheck
 from papertrade.strategies.bars import Bars
 from papertrade.strategies.dsl import ast
 from papertrade.strategies.dsl.evaluate import Evaluator, warm_up_bars
 from papertrade.strategies.dsl.parse import parse
 from papertrade.strategies.events import StrategyPaused, StrategySignalled
+from papertrade.strategies.sandbox import runner as sandbox
 from papertrade.trading.errors import TradingRuleError
 from papertrade.uow import AsyncWork
 from papertrade.webhooks.command import Command
@@ -48,6 +51,7 @@ from papertrade.webhooks.execute import execute
 
 log = logging.getLogger("papertrade.strategies")
 MAX_FETCH = 1500  # one klines request
+PYTHON_BARS = 500  # recent bars a Python strategy is run over on each evaluation
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ class Running:
     symbol: str
     timeframe: str
     last_bar_ms: int | None
-    program: ast.Program
+    program: ast.Program  # a Python strategy's: no rules, its settings (leverage)
+    kind: str = "dsl"
+    source: str = ""
 
 
 def newest_closed_open(timeframe: str, now: int) -> int:
@@ -92,16 +98,11 @@ async def evaluate_due(ctx: AppContext, now: int | None = None) -> dict[str, int
         evaluator = Evaluator(bars)
         for running in members:
             try:
-                fired = [
-                    rule
-                    for rule, mask in zip(
-                        running.program.rules,
-                        evaluator.rule_masks(running.program),
-                        strict=True,
-                    )
-                    if mask[-1]
-                ]
-                counts["signals"] += await _act(ctx, running, bar_open, fired)
+                if running.kind == "python":
+                    orders = await _python_orders(running, bars)
+                else:
+                    orders = _dsl_orders(running, evaluator)
+                counts["signals"] += await _act(ctx, running, bar_open, orders)
                 counts["evaluated"] += 1
             except Exception as exc:
                 log.warning("strategy deployment %s paused: %s", running.deployment_id, exc)
@@ -114,7 +115,7 @@ async def _running(ctx: AppContext) -> list[Running]:
     async with ctx.db.reader() as session:
         rows = (
             await session.execute(
-                select(StrategyDeployment, Strategy.user_id, StrategyVersion.source)
+                select(StrategyDeployment, Strategy.user_id, Strategy.kind, StrategyVersion.source)
                 .join(Strategy, Strategy.id == StrategyDeployment.strategy_id)
                 .join(
                     StrategyVersion,
@@ -126,10 +127,10 @@ async def _running(ctx: AppContext) -> list[Running]:
         ).all()
     programs: dict[str, ast.Program] = {}
     found = []
-    for deployment, user_id, source in rows:
+    for deployment, user_id, kind, source in rows:
         program = programs.get(source)
         if program is None:
-            program = programs[source] = parse(source)  # checked at save: parses
+            program = programs[source] = program_of(kind, source)  # checked at save
         found.append(
             Running(
                 deployment.id,
@@ -141,6 +142,8 @@ async def _running(ctx: AppContext) -> list[Running]:
                 deployment.timeframe,
                 deployment.last_bar_ms,
                 program,
+                kind,
+                source,
             )
         )
     return found
@@ -150,7 +153,7 @@ async def _recent_bars(
     ctx: AppContext, symbol: str, timeframe: str, bar_open: int, members: list[Running]
 ) -> Bars | None:
     step = INTERVALS_MS[timeframe]
-    need = min(MAX_FETCH, max(warm_up_bars(m.program) for m in members))
+    need = min(MAX_FETCH, max(_warm_up(m) for m in members))
     assert ctx.market is not None
     klines = await ctx.market.klines(
         symbol, timeframe, bar_open - (need - 1) * step, bar_open + step - 1, need
@@ -193,7 +196,66 @@ def _already(command: Command, quantity: Decimal) -> str | None:
     return None
 
 
-async def _act(ctx: AppContext, running: Running, bar_open: int, fired: list[ast.Rule]) -> int:
+def program_of(kind: str, source: str) -> ast.Program:
+    """The DSL program, or for Python a rule-less program carrying its settings."""
+    if kind == "dsl":
+        return parse(source)
+    settings = pycheck.check(source).settings
+    return ast.Program(
+        rules=(),
+        symbol=settings.get("symbol"),
+        timeframe=settings.get("timeframe"),
+        leverage=int(settings.get("leverage", 1)),
+        stop_loss_pct=settings.get("stop_loss_pct"),
+        take_profit_pct=settings.get("take_profit_pct"),
+    )
+
+
+def _warm_up(running: Running) -> int:
+    return PYTHON_BARS if running.kind == "python" else warm_up_bars(running.program)
+
+
+def _dsl_orders(running: Running, evaluator: Evaluator) -> list[tuple[str, Command]]:
+    masks = evaluator.rule_masks(running.program)
+    return [
+        (f"line {rule.line}: {rule.text}", command)
+        for rule, mask in zip(running.program.rules, masks, strict=True)
+        if mask[-1]
+        for command in commands_for(rule, running.program, running.symbol)
+    ]
+
+
+async def _python_orders(running: Running, bars: Bars) -> list[tuple[str, Command]]:
+    """Run the strategy over the recent bars in its sandbox (a process of its own: this thread
+    only waits for it) and take the orders it asked for on the newest one."""
+    columns = {
+        name: bars.column(name).tolist() for name in ("open", "high", "low", "close", "volume")
+    }
+    columns["time"] = bars.time.tolist()
+    intents = await asyncio.to_thread(sandbox.run, running.source, columns, cpu_s=5, wall_s=20)
+    newest = len(bars) - 1
+    orders = []
+    for intent in intents:
+        if intent.bar != newest:
+            continue
+        if intent.kind == "close":
+            command = Command(line=0, action="close", symbol=running.symbol)
+        else:
+            command = Command(
+                line=0,
+                action="buy" if intent.kind == "long" else "sell",
+                symbol=running.symbol,
+                qty=Decimal(repr(intent.size * 100)),
+                qty_type="percent_equity",
+                leverage=running.program.leverage,
+            )
+        orders.append(("next()", command))
+    return orders
+
+
+async def _act(
+    ctx: AppContext, running: Running, bar_open: int, orders: list[tuple[str, Command]]
+) -> int:
     principal = Principal(
         kind="api_key",  # the owner acting through the deployment (never a key of theirs)
         user_id=running.user_id,
@@ -203,12 +265,9 @@ async def _act(ctx: AppContext, running: Running, bar_open: int, fired: list[ast
     if not await _claim(ctx, running, bar_open):
         return 0  # another pass (an overlapping run, another process) has this bar
     venue = Venue.of(ctx)
-    emitted = 0
-    for rule in fired:
-        for command in commands_for(rule, running.program, running.symbol):
-            await _one(ctx, venue, principal, running, bar_open, rule, command)
-            emitted += 1
-    return emitted
+    for rule, command in orders:
+        await _one(ctx, venue, principal, running, bar_open, rule, command)
+    return len(orders)
 
 
 async def _claim(ctx: AppContext, running: Running, bar_open: int) -> bool:
@@ -236,7 +295,7 @@ async def _one(
     principal: Principal,
     running: Running,
     bar_open: int,
-    rule: ast.Rule,
+    rule: str,
     command: Command,
 ) -> None:
     intent = {k: v for k, v in command.as_json().items() if k not in ("line", "max_lag_s")}
@@ -280,7 +339,7 @@ def _record(
     uow: AsyncWork,
     running: Running,
     bar_open: int,
-    rule: ast.Rule,
+    rule: str,
     intent: dict[str, Any],
     outcome: str,
     reason: str,
@@ -292,7 +351,7 @@ def _record(
         version=running.version,
         time=uow.now(),
         bar_time=bar_open,
-        rule=f"line {rule.line}: {rule.text}"[:300],
+        rule=rule[:300],
         intent=intent,
         outcome=outcome,
         reason=reason[:500],
