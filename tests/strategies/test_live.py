@@ -180,7 +180,7 @@ class Strategy:
 
 async def test_a_python_strategy_runs_live_in_its_sandbox(user: User, app: FastAPI) -> None:
     portfolio = await user.portfolio()
-    sid, did = await deploy(user, PYTHON_ALWAYS, portfolio["id"], kind="python")
+    sid, _ = await deploy(user, PYTHON_ALWAYS, portfolio["id"], kind="python")
     await live.evaluate_due(app.state.ctx)
     (signal,) = (await signals(user, sid))["signals"]
     assert signal["rule"] == "next()" and signal["outcome"] == "executed", signal

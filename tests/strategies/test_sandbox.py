@@ -15,8 +15,8 @@ from papertrade.strategies.sandbox.runner import SandboxError, run
 
 N = 120
 CLOSES = [100 + 10 * math.sin(i / 5) for i in range(N)]
-BARS = {
-    "time": [i * 60_000 for i in range(N)],
+BARS: dict[str, list[float]] = {
+    "time": [float(i * 60_000) for i in range(N)],
     "open": CLOSES,
     "high": [c + 1 for c in CLOSES],
     "low": [c - 1 for c in CLOSES],
