@@ -16,6 +16,7 @@ from papertrade.trading.values import Kline
 
 PAGE = 1500  # the most klines Binance answers in one request
 MAX_BARS = 1_100_000
+ROWS_PER_INSERT = 3000  # 9 parameters a row: under PostgreSQL's 32,767 per statement
 Progress = Callable[[float, str], Awaitable[None]]
 
 
@@ -88,7 +89,7 @@ async def _store(
 ) -> None:
     """Cache fetched candles; a candle another run cached meanwhile is left as it is."""
     insert = sqlite_insert if ctx.db.is_sqlite else pg_insert
-    for index in range(0, len(klines), 5000):
+    for index in range(0, len(klines), ROWS_PER_INSERT):
         values = [
             {
                 "source": source,
@@ -101,7 +102,7 @@ async def _store(
                 "close": _exact(k.close),
                 "volume": _exact(k.volume),
             }
-            for k in klines[index : index + 5000]
+            for k in klines[index : index + ROWS_PER_INSERT]
         ]
         async with ctx.db.unit_of_work() as session:
             await session.execute(insert(CandleCache).values(values).on_conflict_do_nothing())
