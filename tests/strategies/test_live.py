@@ -201,3 +201,45 @@ async def test_a_python_strategy_that_raises_is_paused_with_its_error(
     assert status["status"] == "paused"
     assert "KeyError: 'oops'" in status["last_error"]
     assert (await signals(user, sid))["signals"] == []
+
+
+async def wait_backtest(user: User, sid: int, bid: int) -> dict[str, Any]:
+    for _ in range(600):
+        body = (await user.get(f"/v1/strategies/{sid}/backtests/{bid}")).json()
+        if body["status"] in ("done", "failed"):
+            return dict(body)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"backtest {bid} did not finish: {body}")
+
+
+async def test_drift_report_sets_the_backtest_beside_the_live_portfolio(
+    user: User, app: FastAPI
+) -> None:
+    portfolio = await user.portfolio()
+    sid, did = await deploy(user, ALWAYS_LONG, portfolio["id"])
+    early = await user.post(f"/v1/strategies/{sid}/deployments/{did}/drift")
+    if early.status_code == 422:  # nothing evaluated yet (the scheduled pass may have been first)
+        assert "not evaluated a bar yet" in early.json()["msg"]
+    await live.evaluate_due(app.state.ctx)
+    (signal,) = (await signals(user, sid))["signals"]
+    started = await user.post(f"/v1/strategies/{sid}/deployments/{did}/drift")
+    assert started.status_code == 202, started.text
+    assert started.json()["deployment_id"] == did
+    done = await wait_backtest(user, sid, started.json()["id"])
+    assert done["status"] == "done", done["error"]
+    report = done["result"]["drift"]
+    assert report["live_from"] == report["live_to"] == signal["bar_time"]
+    assert report["summary"]["live_fills"] == 1 and report["summary"]["live_refused"] == 0
+    (row,) = [r for r in report["bars"] if r["bar_time"] == signal["bar_time"]]
+    assert row["live"][0]["order_id"] == signal["order_id"]
+    assert Decimal(row["live_fills"][0]["qty"]) == Decimal("0.01")
+    # the backtest fills at the next bar's open: when that bar has closed it is matched, with
+    # the slippage and latency; before, the live fill stands alone and says so
+    if row["backtest"]:
+        assert row["explanation"].startswith("both traded") and len(row["slippage"]) == 1
+        assert row["latency_ms"][0] >= 0
+    else:
+        assert row["explanation"].startswith("live only")
+    assert report["notes"] and report["summary"]["live_realized_pnl"] is not None
+    listed = (await user.get(f"/v1/strategies/{sid}/backtests")).json()
+    assert listed[0]["deployment_id"] == did

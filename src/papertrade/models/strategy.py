@@ -70,6 +70,8 @@ class StrategyBacktest(Base):
     strategy_id: Mapped[int] = mapped_column(ForeignKey("strategies.id", ondelete="CASCADE"))
     version: Mapped[int] = mapped_column(Integer)
     job_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    # set on a drift report: the deployment whose live period this backtest replays
+    deployment_id: Mapped[int | None] = mapped_column(Integer, default=None)
     symbol: Mapped[str] = mapped_column(String(30))
     timeframe: Mapped[str] = mapped_column(String(4))
     start_ms: Mapped[int] = mapped_column(BigInteger)

@@ -65,12 +65,19 @@ async def list_for(session: AsyncSession, strategy: Strategy) -> Sequence[Strate
     return rows.all()
 
 
+async def get(
+    session: AsyncSession, strategy: Strategy, deployment_id: int, *, for_update: bool = False
+) -> StrategyDeployment:
+    row = await session.get(StrategyDeployment, deployment_id, with_for_update=for_update)
+    if row is None or row.strategy_id != strategy.id:
+        raise NotFound("Deployment not found.", code="deployment_not_found")
+    return row
+
+
 async def move(
     uow: AsyncWork, strategy: Strategy, deployment_id: int, command: str
 ) -> StrategyDeployment:
-    row = await uow.session.get(StrategyDeployment, deployment_id, with_for_update=True)
-    if row is None or row.strategy_id != strategy.id:
-        raise NotFound("Deployment not found.", code="deployment_not_found")
+    row = await get(uow.session, strategy, deployment_id, for_update=True)
     allowed, target = MOVES[command]
     if row.status not in allowed:
         raise Conflict(

@@ -9,8 +9,8 @@ from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, Writer
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.ids import ID_MAX, Id
 from papertrade.kit.time import now_ms
-from papertrade.models import Strategy
-from papertrade.strategies import backtests, deployments, service
+from papertrade.models import Portfolio, Strategy, StrategyBacktest
+from papertrade.strategies import backtests, deployments, drift, service
 from papertrade.strategies.jobs import BACKTEST
 from papertrade.strategies.schemas import (
     BacktestCreate,
@@ -142,10 +142,15 @@ async def start_backtest(
         row = await backtests.create(
             uow, backtests.plan(strategy, version, body, ctx.market, fees, now_ms())
         )
+    return await _enqueue(ctx, request, row)
+
+
+async def _enqueue(ctx: Ctx, request: Request, row: StrategyBacktest) -> BacktestRead:
+    """Queue the backtest's job, after the commit that made its row (it may start at once)."""
     jobs: Jobs = request.app.state.jobs
-    job_id = await jobs.enqueue(BACKTEST, backtest_id=row.id)  # after the commit: it may start now
+    job_id = await jobs.enqueue(BACKTEST, backtest_id=row.id)
     async with ctx.db.unit_of_work() as session:
-        saved = await session.get(type(row), row.id)
+        saved = await session.get(StrategyBacktest, row.id)
         if saved is not None and saved.job_id is None:
             saved.job_id = job_id
     row.job_id = job_id
@@ -201,6 +206,30 @@ async def list_deployments(strategy_id: Id, principal: Caller, ctx: Ctx) -> list
         return [
             DeploymentRead.model_validate(d) for d in await deployments.list_for(session, strategy)
         ]
+
+
+@router.post(
+    "/strategies/{strategy_id}/deployments/{deployment_id}/drift",
+    status_code=202,
+    response_model=BacktestRead,
+)
+async def drift_report(
+    strategy_id: Id, deployment_id: Id, principal: Writer, ctx: Ctx, request: Request
+) -> BacktestRead:
+    """Backtest the deployed version over the period it ran live, to compare side by side: poll
+    GET …/backtests/{id}; its result's `drift` section has signals, fills, PnL and why they
+    differ."""
+    async with ctx.transaction() as uow:
+        strategy = await service.get_owned(uow.session, principal, strategy_id)
+        deployment = await deployments.get(uow.session, strategy, deployment_id)
+        version = await service.version(uow.session, strategy, deployment.version)
+        portfolio = await uow.session.get(Portfolio, deployment.portfolio_id)
+        assert portfolio is not None  # a deployment's portfolio row is kept (soft delete)
+        first = await drift.first_bar(uow.session, deployment.id)
+        row = await backtests.create(
+            uow, drift.plan(strategy, version, deployment, portfolio, first)
+        )
+    return await _enqueue(ctx, request, row)
 
 
 @router.post(

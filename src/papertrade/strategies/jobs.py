@@ -4,12 +4,13 @@ process pool (CPU work never runs on the API's loop), the result is stored with 
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.jobs.declare import queued, scheduled
 from papertrade.jobs.run import JobRun
 from papertrade.kit.time import now_ms
-from papertrade.models import Strategy, StrategyBacktest, StrategyVersion
-from papertrade.strategies import candles, live, pycheck
+from papertrade.models import Strategy, StrategyBacktest, StrategyDeployment, StrategyVersion
+from papertrade.strategies import candles, drift, live, pycheck
 from papertrade.strategies.backtest import report
 from papertrade.strategies.backtest.simulate import Costs, simulate, simulate_orders
 from papertrade.strategies.bars import Bars
@@ -65,14 +66,28 @@ async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
         costs = Costs(
             initial_balance=backtest.initial_balance,
             fees=FeeSchedule(backtest.maker_fee_rate, backtest.taker_fee_rate),
+            trade_from=await _trade_from(session, backtest),
         )
+        deployment_id = backtest.deployment_id
     try:
         result = await _run(run, kind, source, symbol, timeframe, start_ms, end_ms, costs)
     except Exception as exc:
         await _finish(run, backtest_id, error=f"{type(exc).__name__}: {exc}")
         raise
+    if deployment_id is not None:
+        async with ctx.db.reader() as session:
+            deployment = await session.get(StrategyDeployment, deployment_id)
+            if deployment is not None:
+                result["drift"] = await drift.compare(session, deployment, result)
     await _finish(run, backtest_id, result=result)
     return {"backtest_id": backtest_id, "num_trades": result["metrics"]["num_trades"]}
+
+
+async def _trade_from(session: AsyncSession, backtest: StrategyBacktest) -> int:
+    """A drift report trades from the deployment's first live bar; a backtest from its start."""
+    if backtest.deployment_id is None:
+        return 0
+    return await drift.first_bar(session, backtest.deployment_id) or 0
 
 
 async def _run(
@@ -104,6 +119,7 @@ async def _run(
         qty_step=instrument.step_size,
         min_qty=instrument.min_qty,
         funding=tuple((f.funding_time, f.funding_rate) for f in history),
+        trade_from=costs.trade_from,
     )
     await run.progress(0.5, f"simulating {len(klines)} bars")
     result: dict[str, Any] = await run.compute(

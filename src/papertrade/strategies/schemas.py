@@ -76,6 +76,7 @@ class BacktestRead(Schema):
     strategy_id: int
     version: int
     job_id: str | None
+    deployment_id: int | None = Field(default=None, description="Set on a drift report.")
     symbol: str
     timeframe: str
     start_ms: int

@@ -60,6 +60,7 @@ def upgrade() -> None:
         sa.Column("strategy_id", sa.Integer(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("job_id", sa.String(length=64), nullable=True),
+        sa.Column("deployment_id", sa.Integer(), nullable=True),
         sa.Column("symbol", sa.String(length=30), nullable=False),
         sa.Column("timeframe", sa.String(length=4), nullable=False),
         sa.Column("start_ms", sa.BigInteger(), nullable=False),

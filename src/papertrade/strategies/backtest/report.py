@@ -73,6 +73,7 @@ def build(outcome: Outcome, bars: Bars, costs: Costs) -> dict[str, Any]:
         "funding_paid": _money(outcome.funding_paid),
         "assumptions": {
             **ASSUMPTIONS,
+            "initial_balance": str(costs.initial_balance),
             "taker_fee_rate": str(costs.fees.taker_rate),
             "maker_fee_rate": str(costs.fees.maker_rate),
             "funding_events": len(costs.funding),

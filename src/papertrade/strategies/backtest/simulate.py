@@ -55,6 +55,7 @@ class Costs:
     qty_step: Decimal = Decimal("0.001")
     min_qty: Decimal = Decimal("0.001")
     funding: tuple[tuple[int, Decimal], ...] = ()  # (funding time ms, rate)
+    trade_from: int = 0  # ms: earlier bars only warm the indicators up (a drift report's)
 
 
 @dataclass
@@ -239,6 +240,7 @@ def simulate(program: ast.Program, bars: Bars, costs: Costs) -> Outcome:
     for mask in masks:
         fired |= mask
     fired[-1:] = False  # the last bar has no next open to fill at
+    fired[bars.time < costs.trade_from] = False
     book = _Book(program, bars, costs)
     for t in np.flatnonzero(fired).tolist():
         book.exit_before(t)
@@ -258,8 +260,8 @@ def simulate_orders(
     fraction of equity), each filled at the next bar's open like a DSL rule's."""
     book = _Book(program, bars, costs)
     for bar, kind, fraction in orders:
-        if not 0 <= bar < len(bars) - 1:
-            continue  # the last bar has no next open to fill at
+        if not 0 <= bar < len(bars) - 1 or bars.time[bar] < costs.trade_from:
+            continue  # the last bar has no next open to fill at; warm-up bars do not trade
         book.exit_before(bar)
         if book.equity_at(bar) <= ZERO:
             break
