@@ -479,6 +479,7 @@ STRATEGY_CALLS: list[tuple[str, str, Callable[[World], Any] | None]] = [
     ("POST", "/deployments", lambda w: {"portfolio_id": w.b_pid}),
     ("GET", "/deployments", None),
     ("POST", "/deployments/{deployment_id}/{command}", None),
+    ("POST", "/deployments/{deployment_id}/drift", None),
 ]
 PRIVATE_READS = ["", "/versions", "/versions/{number}", "/signals"]
 NOT_FOUND_ORDER = frozenset({"order_not_found"})
@@ -626,6 +627,13 @@ PROBES: list[Probe] = [
         lambda w: {"strategy_id": w.b_strategy_id, "backtest_id": w.a_backtest_id},
         404,
         frozenset({"backtest_not_found"}),
+    ),
+    Probe(  # A's deployment's drift report under B's own strategy
+        "POST",
+        STRATEGY + "/deployments/{deployment_id}/drift",
+        lambda w: {"strategy_id": w.b_strategy_id, "deployment_id": w.a_deployment_id},
+        404,
+        frozenset({"deployment_not_found"}),
     ),
     Probe(  # A's deployment under B's own strategy
         "POST",
