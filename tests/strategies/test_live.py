@@ -7,13 +7,25 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import select, update
 
 from papertrade.context import AppContext
+from papertrade.kit.time import now_ms
 from papertrade.models import Order, OutboxEvent, StrategyDeployment
 from papertrade.strategies import live
 from tests.conftest import User
+
+
+@pytest.fixture(autouse=True)
+async def same_minute() -> None:
+    """Each test counts the signals of one closed 1m bar: start it early in a minute, so a new
+    bar does not close halfway through (the scheduled pass would evaluate that one too)."""
+    into_minute = now_ms() % 60_000
+    if into_minute > 45_000:
+        await asyncio.sleep((60_000 - into_minute) / 1000 + 0.2)
+
 
 ALWAYS_LONG = "symbol BTCUSDT\ntimeframe 1m\nwhen close > 0 then buy 0.01 qty\n"
 
@@ -204,7 +216,7 @@ async def test_a_python_strategy_that_raises_is_paused_with_its_error(
 
 
 async def wait_backtest(user: User, sid: int, bid: int) -> dict[str, Any]:
-    for _ in range(600):
+    for _ in range(2400):  # up to two minutes on a loaded machine
         body = (await user.get(f"/v1/strategies/{sid}/backtests/{bid}")).json()
         if body["status"] in ("done", "failed"):
             return dict(body)
