@@ -13,6 +13,7 @@ import argparse
 import time
 import warnings
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -55,9 +56,10 @@ def ours(bars: Bars) -> tuple[float, int, float]:
 
 
 def theirs(bars: Bars) -> tuple[float, int, float]:
-    import pandas as pd
-    from backtesting import Backtest, Strategy
-    from backtesting.lib import crossover
+    # untyped libraries, imported here so the rest of the script stands without them
+    import pandas as pd  # type: ignore[import-untyped]
+    from backtesting import Backtest, Strategy  # type: ignore[import-untyped]
+    from backtesting.lib import crossover  # type: ignore[import-untyped]
 
     frame = pd.DataFrame(
         {
@@ -70,7 +72,7 @@ def theirs(bars: Bars) -> tuple[float, int, float]:
         index=pd.to_datetime(bars.time, unit="ms"),
     )
 
-    def sma(values: "pd.Series[float]", n: int) -> "pd.Series[float]":
+    def sma(values: Any, n: int) -> Any:
         return pd.Series(values).rolling(n).mean()
 
     class SmaCross(Strategy):  # type: ignore[misc]
