@@ -16,6 +16,7 @@ from papertrade.kit.time import now_ms
 from papertrade.models import Order, OutboxEvent, StrategyDeployment
 from papertrade.strategies import live
 from tests.conftest import User
+from tests.ws.helpers import socket
 
 
 @pytest.fixture(autouse=True)
@@ -255,3 +256,20 @@ async def test_drift_report_sets_the_backtest_beside_the_live_portfolio(
     assert report["notes"] and report["summary"]["live_realized_pnl"] is not None
     listed = (await user.get(f"/v1/strategies/{sid}/backtests")).json()
     assert listed[0]["deployment_id"] == did
+
+
+async def test_signals_reach_the_portfolio_websocket_channel(
+    user: User, app: FastAPI, live_url: str
+) -> None:
+    portfolio = await user.portfolio()
+    pid = portfolio["id"]
+    async with socket(live_url, await user.api_key()) as ws:
+        reply = await ws.subscribe(f"signals:{pid}")
+        assert reply["type"] == "subscribed", reply
+        sid, did = await deploy(user, ALWAYS_LONG, pid)
+        await live.evaluate_due(app.state.ctx)
+        message = await ws.wait_type("signal.strategy", within=30)
+    assert message["channel"] == f"signals:{pid}"
+    data = message["data"]
+    assert (data["strategy_id"], data["deployment_id"]) == (sid, did)
+    assert data["outcome"] == "executed" and data["order_id"]
