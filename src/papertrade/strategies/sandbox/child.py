@@ -154,11 +154,10 @@ class Context:
     def _order(self, kind: str, size: float) -> None:
         if not 0 < size <= 1:
             raise Refused("size is a fraction of equity above 0 and at most 1")
-        if (
-            len(self.intents)
-            and self.intents[-1][0] == self._clock.bar
-            and len([i for i in self.intents if i[0] == self._clock.bar]) >= MAX_INTENTS_PER_BAR
-        ):
+        this_bar = sum(
+            1 for intent in self.intents[-MAX_INTENTS_PER_BAR:] if intent[0] == self._clock.bar
+        )
+        if this_bar >= MAX_INTENTS_PER_BAR:
             raise Refused(f"at most {MAX_INTENTS_PER_BAR} orders a bar")
         self.intents.append([self._clock.bar, kind, float(size)])
         self._pending = kind
