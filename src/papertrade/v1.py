@@ -9,6 +9,7 @@ from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
 from papertrade.square.endpoints import router as square_router
+from papertrade.strategies.endpoints import router as strategies_router
 from papertrade.users.endpoints import router as users_router
 from papertrade.webhooks.endpoints import router as webhooks_router
 from papertrade.ws.endpoints import router as ws_router
@@ -26,6 +27,7 @@ DOMAINS = (
     keys_router,
     webhooks_router,
     ws_router,
+    strategies_router,
 )
 
 

@@ -79,6 +79,13 @@ class World:
     b_compat_key: str
     b_compat_secret: str
     b_token: str
+    # A's strategies (private and public), a backtest and a deployment; B's own strategy
+    a_strategy_id: int = 0
+    a_strategy_code: str = ""
+    a_pub_strategy_id: int = 0
+    a_backtest_id: int = 0
+    a_deployment_id: int = 0
+    b_strategy_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -143,7 +150,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     ledger += (await a.get(f"/v1/portfolios/{pub}/ledger")).json()
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
-    return World(
+    world = World(
         a=a,
         b=b,
         tag=tag,
@@ -184,6 +191,33 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         b_compat_secret=b_compat_secret,
         b_token=await b.webhook_token(b_pid),
     )
+    await add_strategies(world)
+    return world
+
+
+NEVER_FIRES = "symbol BTCUSDT\ntimeframe 1m\nwhen close < 0 then buy 0.01 qty\n"
+
+
+async def add_strategies(w: World) -> None:
+    """A's private and public strategy, a backtest and a deployment (whose rule never fires,
+    so A's portfolio stays as the snapshot saw it); B's own strategy."""
+    body = {"kind": "dsl", "name": f"A-strategy-{w.tag}", "source": NEVER_FIRES}
+    private = await _created(await w.a.post("/v1/strategies", json=body))
+    public = await _created(await w.a.post("/v1/strategies", json={**body, "visibility": "public"}))
+    end = int(time.time() * 1000) // 60_000 * 60_000
+    backtest = await w.a.post(
+        f"/v1/strategies/{private['id']}/backtests", json={"start": end - 3_600_000, "end": end}
+    )
+    assert backtest.status_code == 202, backtest.text
+    deployment = await _created(
+        await w.a.post(
+            f"/v1/strategies/{private['id']}/deployments", json={"portfolio_id": w.a_pid}
+        )
+    )
+    theirs = await _created(await w.b.post("/v1/strategies", json={**body, "name": "B's"}))
+    w.a_strategy_id, w.a_strategy_code = private["id"], private["code"]
+    w.a_pub_strategy_id, w.a_backtest_id = public["id"], backtest.json()["id"]
+    w.a_deployment_id, w.b_strategy_id = deployment["id"], theirs["id"]
 
 
 # -- what "nothing of A's shows" means ------------------------------------------------------------
@@ -409,6 +443,45 @@ def b_order_with_a_client_id(w: World) -> Any:
 
 
 PORTFOLIO = "/portfolios/{portfolio_id}"
+STRATEGY = "/strategies/{strategy_id}"
+NOT_FOUND_STRATEGY = frozenset({"strategy_not_found"})
+
+
+def _a_strategy_ids(w: World, strategy_id: int) -> dict[str, Any]:
+    return {
+        "strategy_id": strategy_id,
+        "backtest_id": w.a_backtest_id,
+        "deployment_id": w.a_deployment_id,
+        "command": "stop",
+        "number": 1,
+    }
+
+
+def a_strategy(w: World) -> dict[str, Any]:
+    return _a_strategy_ids(w, w.a_strategy_id)
+
+
+def a_public_strategy(w: World) -> dict[str, Any]:
+    return _a_strategy_ids(w, w.a_pub_strategy_id)
+
+
+def _source(w: World) -> Any:
+    return {"source": NEVER_FIRES}
+
+
+STRATEGY_CALLS: list[tuple[str, str, Callable[[World], Any] | None]] = [
+    ("PATCH", "", lambda w: {"name": "taken over"}),
+    ("DELETE", "", None),
+    ("POST", "/versions", _source),
+    ("POST", "/backtests", lambda w: {"start": 0, "end": 3_600_000}),
+    ("GET", "/backtests", None),
+    ("GET", "/backtests/{backtest_id}", None),
+    ("POST", "/deployments", lambda w: {"portfolio_id": w.b_pid}),
+    ("GET", "/deployments", None),
+    ("POST", "/deployments/{deployment_id}/{command}", None),
+    ("POST", "/deployments/{deployment_id}/drift", None),
+]
+PRIVATE_READS = ["", "/versions", "/versions/{number}", "/signals"]
 NOT_FOUND_ORDER = frozenset({"order_not_found"})
 PROBES: list[Probe] = [
     Probe(
@@ -526,6 +599,52 @@ PROBES: list[Probe] = [
         lambda w: {"portfolio_id": w.b_pid, "signal_id": w.a_signal_id},
         404,
         frozenset({"signal_not_found"}),
+    ),
+    *[  # A's strategies: B changes neither, and sees only what a public one shows anyone
+        Probe(method, STRATEGY + rest, pick, 404, NOT_FOUND_STRATEGY, body=body)
+        for method, rest, body in STRATEGY_CALLS
+        for pick in (a_strategy, a_public_strategy)
+    ],
+    *[Probe("GET", STRATEGY + rest, a_strategy, 404, NOT_FOUND_STRATEGY) for rest in PRIVATE_READS],
+    Probe(
+        "GET",
+        "/strategies/by_code/{code}",
+        lambda w: {"code": w.a_strategy_code},
+        404,
+        NOT_FOUND_STRATEGY,
+    ),
+    Probe(  # B's own strategy into A's portfolio
+        "POST",
+        STRATEGY + "/deployments",
+        lambda w: {"strategy_id": w.b_strategy_id},
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pid},
+    ),
+    Probe(  # A's backtest under B's own strategy
+        "GET",
+        STRATEGY + "/backtests/{backtest_id}",
+        lambda w: {"strategy_id": w.b_strategy_id, "backtest_id": w.a_backtest_id},
+        404,
+        frozenset({"backtest_not_found"}),
+    ),
+    Probe(  # A's deployment's drift report under B's own strategy
+        "POST",
+        STRATEGY + "/deployments/{deployment_id}/drift",
+        lambda w: {"strategy_id": w.b_strategy_id, "deployment_id": w.a_deployment_id},
+        404,
+        frozenset({"deployment_not_found"}),
+    ),
+    Probe(  # A's deployment under B's own strategy
+        "POST",
+        STRATEGY + "/deployments/{deployment_id}/{command}",
+        lambda w: {
+            "strategy_id": w.b_strategy_id,
+            "deployment_id": w.a_deployment_id,
+            "command": "stop",
+        },
+        404,
+        frozenset({"deployment_not_found"}),
     ),
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root

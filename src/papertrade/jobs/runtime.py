@@ -102,7 +102,12 @@ class Jobs:
             message = context.message
             attempt = attempt_of(message)
             run = JobRun(
-                message.task_id, message.task_name, attempt, self.ctx, self.recorder.progress
+                message.task_id,
+                message.task_name,
+                attempt,
+                self.ctx,
+                self.recorder.progress,
+                self.cpu,
             )
             return await function(run, *args, **kwargs)
 

@@ -13,11 +13,20 @@ from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
 from papertrade.models.signal import Signal, SignalDedupe
+from papertrade.models.strategy import (
+    CandleCache,
+    Strategy,
+    StrategyBacktest,
+    StrategyDeployment,
+    StrategySignal,
+    StrategyVersion,
+)
 from papertrade.models.user import User, UserSession
 from papertrade.models.webhook_token import WebhookToken
 
 __all__ = [
     "ApiKey",
+    "CandleCache",
     "CompatKey",
     "EquitySnapshot",
     "Fill",
@@ -32,6 +41,11 @@ __all__ = [
     "Position",
     "Signal",
     "SignalDedupe",
+    "Strategy",
+    "StrategyBacktest",
+    "StrategyDeployment",
+    "StrategySignal",
+    "StrategyVersion",
     "User",
     "UserSession",
     "WebhookToken",

@@ -71,12 +71,13 @@ async def execute(
     principal: Principal,
     portfolio: Portfolio,
     commands: list[Command],
+    source: str = "webhook",
 ) -> Outcome:
     """Run every command in order on the (locked) portfolio; any failure raises and the caller
-    rolls all of them back."""
+    rolls all of them back. `source` is what the orders record as their origin."""
     outcome = Outcome()
     for cmd in commands:
-        await _run(uow, venue, principal, portfolio, cmd, outcome)
+        await _run(uow, venue, principal, portfolio, cmd, outcome, source)
     return outcome
 
 
@@ -87,6 +88,7 @@ async def _run(
     portfolio: Portfolio,
     cmd: Command,
     outcome: Outcome,
+    source: str = "webhook",
 ) -> None:
     session = uow.session
     portfolio_id = portfolio.id
@@ -147,7 +149,7 @@ async def _run(
             action=leg.action,
             quantity=quantity,
             price=price,
-            source="webhook",
+            source=source,
         ),
     )
     outcome.orders.append(order)

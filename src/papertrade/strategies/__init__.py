@@ -1,0 +1,1 @@
+"""Strategies: DSL and Python sources, versions, self-backtests, live deployments, signals."""

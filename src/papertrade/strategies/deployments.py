@@ -1,0 +1,100 @@
+"""Deploying a version into one of the owner's portfolios; pause, resume, stop; signals."""
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.auth.principal import Principal
+from papertrade.errors import Conflict, NotFound
+from papertrade.market.feed import MarketFeed
+from papertrade.models import Strategy, StrategyDeployment, StrategySignal, StrategyVersion
+from papertrade.orders.pricing import instrument_of
+from papertrade.portfolios import service as portfolio_service
+from papertrade.strategies.errors import NotRunnable
+from papertrade.strategies.live import program_of
+from papertrade.strategies.schemas import DeploymentCreate
+from papertrade.uow import AsyncWork
+
+# What each command does to a deployment's status: the statuses it may leave, and where to.
+MOVES = {
+    "pause": ({"running"}, "paused"),
+    "resume": ({"paused"}, "running"),
+    "stop": ({"running", "paused"}, "stopped"),
+}
+
+
+async def deploy(
+    uow: AsyncWork,
+    principal: Principal,
+    strategy: Strategy,
+    version: StrategyVersion,
+    body: DeploymentCreate,
+    feed: MarketFeed | None,
+) -> StrategyDeployment:
+    program = program_of(strategy.kind, version.source)
+    if program.stop_loss_pct or program.take_profit_pct or program.trailing_stop_pct:
+        raise NotRunnable(
+            "stop_loss, take_profit and trailing_stop are applied in backtests only for now; "
+            "remove them (or close with a rule) to run this version live."
+        )
+    await portfolio_service.get_owned(uow.session, principal, body.portfolio_id)
+    symbol = (body.symbol or program.symbol or "").upper()
+    if not symbol:
+        raise NotRunnable("Name a symbol: the source sets none (e.g. 'symbol BTCUSDT').")
+    instrument_of(feed, symbol)
+    deployment = StrategyDeployment(
+        strategy_id=strategy.id,
+        version=version.number,
+        portfolio_id=body.portfolio_id,
+        symbol=symbol,
+        timeframe=body.timeframe or program.timeframe or "1h",
+        status="running",
+    )
+    uow.session.add(deployment)
+    await uow.session.flush()
+    return deployment
+
+
+async def list_for(session: AsyncSession, strategy: Strategy) -> Sequence[StrategyDeployment]:
+    rows = await session.scalars(
+        select(StrategyDeployment)
+        .where(StrategyDeployment.strategy_id == strategy.id)
+        .order_by(StrategyDeployment.id)
+    )
+    return rows.all()
+
+
+async def get(
+    session: AsyncSession, strategy: Strategy, deployment_id: int, *, for_update: bool = False
+) -> StrategyDeployment:
+    row = await session.get(StrategyDeployment, deployment_id, with_for_update=for_update)
+    if row is None or row.strategy_id != strategy.id:
+        raise NotFound("Deployment not found.", code="deployment_not_found")
+    return row
+
+
+async def move(
+    uow: AsyncWork, strategy: Strategy, deployment_id: int, command: str
+) -> StrategyDeployment:
+    row = await get(uow.session, strategy, deployment_id, for_update=True)
+    allowed, target = MOVES[command]
+    if row.status not in allowed:
+        raise Conflict(
+            f"Deployment {row.id} is {row.status}; it cannot {command}.",
+            code="deployment_state",
+        )
+    row.status = target
+    if target == "running":
+        row.last_error = None
+    return row
+
+
+async def signals(
+    session: AsyncSession, strategy: Strategy, before_id: int | None, limit: int
+) -> Sequence[StrategySignal]:
+    statement = select(StrategySignal).where(StrategySignal.strategy_id == strategy.id)
+    if before_id is not None:
+        statement = statement.where(StrategySignal.id < before_id)
+    rows = await session.scalars(statement.order_by(StrategySignal.id.desc()).limit(limit))
+    return rows.all()

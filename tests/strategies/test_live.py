@@ -1,0 +1,275 @@
+"""Deployed strategies: evaluated on the newest closed bar, orders through the common order
+path, signals recorded once per bar, refusals with reasons, failures pause with an event."""
+
+import asyncio
+import json
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select, update
+
+from papertrade.context import AppContext
+from papertrade.kit.time import now_ms
+from papertrade.models import Order, OutboxEvent, StrategyDeployment
+from papertrade.strategies import live
+from tests.conftest import User
+from tests.ws.helpers import socket
+
+
+@pytest.fixture(autouse=True)
+async def same_minute() -> None:
+    """Each test counts the signals of one closed 1m bar: start it early in a minute, so a new
+    bar does not close halfway through (the scheduled pass would evaluate that one too)."""
+    into_minute = now_ms() % 60_000
+    if into_minute > 45_000:
+        await asyncio.sleep((60_000 - into_minute) / 1000 + 0.2)
+
+
+ALWAYS_LONG = "symbol BTCUSDT\ntimeframe 1m\nwhen close > 0 then buy 0.01 qty\n"
+
+
+async def deploy(user: User, source: str, portfolio_id: int, **body: Any) -> tuple[int, int]:
+    created = await user.post(
+        "/v1/strategies",
+        json={"kind": "dsl", "name": "live", "source": source, "visibility": "public", **body},
+    )
+    assert created.status_code == 201, created.text
+    sid = created.json()["id"]
+    deployed = await user.post(
+        f"/v1/strategies/{sid}/deployments", json={"portfolio_id": portfolio_id}
+    )
+    assert deployed.status_code == 201, deployed.text
+    assert deployed.json()["status"] == "running" and deployed.json()["version"] == 1
+    return sid, deployed.json()["id"]
+
+
+async def rewind(ctx: AppContext, deployment_id: int) -> None:
+    """Forget the last evaluated bar, so the newest closed bar is due again."""
+    async with ctx.db.unit_of_work() as session:
+        await session.execute(
+            update(StrategyDeployment)
+            .where(StrategyDeployment.id == deployment_id)
+            .values(last_bar_ms=None)
+        )
+
+
+async def signals(client: Any, sid: int, **params: Any) -> dict[str, Any]:
+    response = await client.get(f"/v1/strategies/{sid}/signals", params=params)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+async def test_a_deployment_trades_once_per_bar_and_records_signals(
+    user: User, app: FastAPI, anon: httpx.AsyncClient
+) -> None:
+    ctx: AppContext = app.state.ctx
+    portfolio = await user.portfolio()
+    sid, did = await deploy(user, ALWAYS_LONG, portfolio["id"])
+    await live.evaluate_due(ctx)  # (the scheduled job may have been first: either acts once)
+    await live.evaluate_due(ctx)
+    history = (await signals(anon, sid))["signals"]  # public strategy: anyone reads it
+    assert len(history) == 1
+    (signal,) = history
+    assert (
+        signal["outcome"] == "executed"
+        and signal["rule"] == "line 3: when close > 0 then buy 0.01 qty"
+    )
+    assert signal["intent"]["action"] == "buy" and signal["intent"]["qty"] == "0.01"
+    async with ctx.db.reader() as session:
+        order = await session.get(Order, signal["order_id"])
+    assert order is not None and order.source == "strategy" and order.status == "filled"
+    position = (await user.get(f"/v1/portfolios/{portfolio['id']}/positions")).json()
+    assert any(
+        p["symbol"] == "BTCUSDT" and Decimal(str(p["quantity"])) == Decimal("0.01")
+        for p in position
+    ), position
+    # the same bar again (two overlapping passes): one more signal, and no pyramiding
+    await rewind(ctx, did)
+    await asyncio.gather(live.evaluate_due(ctx), live.evaluate_due(ctx))
+    history = (await signals(anon, sid))["signals"]
+    assert [s["outcome"] for s in history] == ["skipped", "executed"]
+    assert history[0]["reason"] == "already long: no pyramiding"
+    page = await signals(anon, sid, limit=1)
+    assert len(page["signals"]) == 1 and page["next_before_id"] == history[0]["id"]
+    rest = await signals(anon, sid, limit=1, before_id=page["next_before_id"])
+    assert rest["signals"][0]["id"] == history[1]["id"]
+    status = (await user.get(f"/v1/strategies/{sid}/deployments")).json()[0]
+    assert status["last_bar_ms"] == signal["bar_time"] and status["last_error"] is None
+
+
+async def test_a_refused_order_is_a_signal_with_the_reason(user: User, app: FastAPI) -> None:
+    portfolio = await user.portfolio(initial_balance="100")
+    source = "symbol BTCUSDT\ntimeframe 1m\nwhen close > 0 then buy 5 qty\n"
+    sid, _ = await deploy(user, source, portfolio["id"])
+    await live.evaluate_due(app.state.ctx)
+    (signal,) = (await signals(user, sid))["signals"]
+    assert signal["outcome"] == "refused" and signal["order_id"] is None
+    assert "margin" in signal["reason"].lower(), signal["reason"]
+
+
+async def test_pause_resume_stop(user: User, app: FastAPI) -> None:
+    portfolio = await user.portfolio()
+    sid, did = await deploy(user, ALWAYS_LONG.replace("0 then", "10000000 then"), portfolio["id"])
+    base = f"/v1/strategies/{sid}/deployments/{did}"
+    assert (await user.post(f"{base}/pause")).json()["status"] == "paused"
+    await rewind(app.state.ctx, did)
+    await live.evaluate_due(app.state.ctx)
+    async with app.state.ctx.db.reader() as session:
+        row = await session.get(StrategyDeployment, did)
+    assert row is not None and row.last_bar_ms is None  # a paused deployment is not evaluated
+    assert (await user.post(f"{base}/resume")).json()["status"] == "running"
+    assert (await user.post(f"{base}/stop")).json()["status"] == "stopped"
+    again = await user.post(f"{base}/resume")
+    assert again.status_code == 409 and again.json()["error"] == "deployment_state"
+    wrong = await user.post(f"{base}/explode")
+    assert wrong.status_code == 422
+
+
+async def test_a_failing_deployment_is_paused_with_the_reason_and_an_event(
+    user: User, app: FastAPI
+) -> None:
+    portfolio = await user.portfolio()
+    sid, did = await deploy(user, ALWAYS_LONG, portfolio["id"])
+    assert (await user.delete(f"/v1/portfolios/{portfolio['id']}")).status_code == 200
+    await live.evaluate_due(app.state.ctx)
+    (status,) = (await user.get(f"/v1/strategies/{sid}/deployments")).json()
+    assert status["status"] == "paused"
+    assert "Portfolio not found" in status["last_error"]
+    async with app.state.ctx.db.reader() as session:
+        events = (
+            await session.scalars(
+                select(OutboxEvent).where(
+                    OutboxEvent.type == "signal.strategy_paused",
+                    OutboxEvent.portfolio_id == portfolio["id"],
+                )
+            )
+        ).all()
+    assert len(events) == 1
+    assert json.loads(events[0].data)["deployment_id"] == did
+
+
+async def test_deploy_refusals(user: User, user_factory: Any) -> None:
+    other: User = await user_factory()
+    theirs = await other.portfolio()
+    created = await user.post(
+        "/v1/strategies", json={"kind": "dsl", "name": "x", "source": ALWAYS_LONG}
+    )
+    sid = created.json()["id"]
+    foreign = await user.post(
+        f"/v1/strategies/{sid}/deployments", json={"portfolio_id": theirs["id"]}
+    )
+    assert foreign.status_code == 404 and foreign.json()["error"] == "portfolio_not_found"
+    mine = await user.portfolio()
+    stops = await user.post(
+        f"/v1/strategies/{sid}/versions", json={"source": "stop_loss 2%\n" + ALWAYS_LONG}
+    )
+    assert stops.status_code == 201
+    refused = await user.post(
+        f"/v1/strategies/{sid}/deployments", json={"portfolio_id": mine["id"]}
+    )
+    assert refused.status_code == 422 and "backtests only" in refused.json()["msg"]
+    older = await user.post(
+        f"/v1/strategies/{sid}/deployments", json={"portfolio_id": mine["id"], "version": 1}
+    )
+    assert older.status_code == 201 and older.json()["version"] == 1
+
+
+PYTHON_ALWAYS = """
+class Strategy:
+    symbol = "BTCUSDT"
+    timeframe = "1m"
+
+    def init(self, ctx):
+        self.fast = ctx.indicator("sma", 5)
+
+    def next(self, ctx):
+        if self.fast[-1] > 0:
+            ctx.buy(size=0.1)
+"""
+
+
+async def test_a_python_strategy_runs_live_in_its_sandbox(user: User, app: FastAPI) -> None:
+    portfolio = await user.portfolio()
+    sid, _ = await deploy(user, PYTHON_ALWAYS, portfolio["id"], kind="python")
+    await live.evaluate_due(app.state.ctx)
+    (signal,) = (await signals(user, sid))["signals"]
+    assert signal["rule"] == "next()" and signal["outcome"] == "executed", signal
+    assert signal["intent"]["qty"] == "10.0" and signal["intent"]["qty_type"] == "percent_equity"
+    async with app.state.ctx.db.reader() as session:
+        order = await session.get(Order, signal["order_id"])
+    assert order is not None and order.source == "strategy"
+
+
+async def test_a_python_strategy_that_raises_is_paused_with_its_error(
+    user: User, app: FastAPI
+) -> None:
+    portfolio = await user.portfolio()
+    broken = PYTHON_ALWAYS.replace("ctx.buy(size=0.1)", "raise KeyError('oops')")
+    sid, _ = await deploy(user, broken, portfolio["id"], kind="python")
+    await live.evaluate_due(app.state.ctx)
+    (status,) = (await user.get(f"/v1/strategies/{sid}/deployments")).json()
+    assert status["status"] == "paused"
+    assert "KeyError: 'oops'" in status["last_error"]
+    assert (await signals(user, sid))["signals"] == []
+
+
+async def wait_backtest(user: User, sid: int, bid: int) -> dict[str, Any]:
+    for _ in range(2400):  # up to two minutes on a loaded machine
+        body = (await user.get(f"/v1/strategies/{sid}/backtests/{bid}")).json()
+        if body["status"] in ("done", "failed"):
+            return dict(body)
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"backtest {bid} did not finish: {body}")
+
+
+async def test_drift_report_sets_the_backtest_beside_the_live_portfolio(
+    user: User, app: FastAPI
+) -> None:
+    portfolio = await user.portfolio()
+    sid, did = await deploy(user, ALWAYS_LONG, portfolio["id"])
+    early = await user.post(f"/v1/strategies/{sid}/deployments/{did}/drift")
+    if early.status_code == 422:  # nothing evaluated yet (the scheduled pass may have been first)
+        assert "not evaluated a bar yet" in early.json()["msg"]
+    await live.evaluate_due(app.state.ctx)
+    (signal,) = (await signals(user, sid))["signals"]
+    started = await user.post(f"/v1/strategies/{sid}/deployments/{did}/drift")
+    assert started.status_code == 202, started.text
+    assert started.json()["deployment_id"] == did
+    done = await wait_backtest(user, sid, started.json()["id"])
+    assert done["status"] == "done", done["error"]
+    report = done["result"]["drift"]
+    assert report["live_from"] == report["live_to"] == signal["bar_time"]
+    assert report["summary"]["live_fills"] == 1 and report["summary"]["live_refused"] == 0
+    (row,) = [r for r in report["bars"] if r["bar_time"] == signal["bar_time"]]
+    assert row["live"][0]["order_id"] == signal["order_id"]
+    assert Decimal(row["live_fills"][0]["qty"]) == Decimal("0.01")
+    # the backtest fills at the next bar's open: when that bar has closed it is matched, with
+    # the slippage and latency; before, the live fill stands alone and says so
+    if row["backtest"]:
+        assert row["explanation"].startswith("both traded") and len(row["slippage"]) == 1
+        assert row["latency_ms"][0] >= 0
+    else:
+        assert row["explanation"].startswith("live only")
+    assert report["notes"] and report["summary"]["live_realized_pnl"] is not None
+    listed = (await user.get(f"/v1/strategies/{sid}/backtests")).json()
+    assert listed[0]["deployment_id"] == did
+
+
+async def test_signals_reach_the_portfolio_websocket_channel(
+    user: User, app: FastAPI, live_url: str
+) -> None:
+    portfolio = await user.portfolio()
+    pid = portfolio["id"]
+    async with socket(live_url, await user.api_key()) as ws:
+        reply = await ws.subscribe(f"signals:{pid}")
+        assert reply["type"] == "subscribed", reply
+        sid, did = await deploy(user, ALWAYS_LONG, pid)
+        await live.evaluate_due(app.state.ctx)
+        message = await ws.wait_type("signal.strategy", within=30)
+    assert message["channel"] == f"signals:{pid}"
+    data = message["data"]
+    assert (data["strategy_id"], data["deployment_id"]) == (sid, did)
+    assert data["outcome"] == "executed" and data["order_id"]
