@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import asyncpg
-from server import machine, served, signup_with_key, wrk
+from server import machine, served, server_cpu_seconds, signup_with_key, wrk
 
 PG = sys.argv[1] if len(sys.argv) > 1 else "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 REDIS = "redis://127.0.0.1:6379/14"
@@ -116,19 +116,19 @@ def measure(workers: int, tmp: Path) -> list[tuple[str, dict[str, float], dict[s
         compat, compat_data = script(
             tmp, f"fapi-{workers}", "X-MBX-APIKEY", fapi_lines(pairs, 8000 * SECONDS)
         )
-        run = {"seconds": SECONDS, "cores": ALL_CORES}
         wrk(base, native, seconds=3, cores=ALL_CORES, args=(native_data,))  # warm-up
+
+        def run(target: str, lua: Path | None, data: str | None = None) -> dict[str, float]:
+            """One wrk run, with the service's CPU per request (every process, every thread)."""
+            before = server_cpu_seconds(base)
+            args = (data,) if data else ()
+            result = wrk(target, lua, seconds=SECONDS, cores=ALL_CORES, args=args)
+            result["cpu_us"] = (server_cpu_seconds(base) - before) / result["requests"] * 1e6
+            return result
+
         return [
-            (
-                "/v1",
-                wrk(base, native, args=(native_data,), **run),  # type: ignore[arg-type]
-                wrk(base + "/v1/market/status", None, **run),  # type: ignore[arg-type]
-            ),
-            (
-                "/fapi",
-                wrk(base, compat, args=(compat_data,), **run),  # type: ignore[arg-type]
-                wrk(base + "/fapi/v1/ping", None, **run),  # type: ignore[arg-type]
-            ),
+            ("/v1", run(base, native, native_data), run(base + "/v1/market/status", None)),
+            ("/fapi", run(base, compat, compat_data), run(base + "/fapi/v1/ping", None)),
         ]
 
 
@@ -140,15 +140,16 @@ def main() -> None:
     print(f"Machine: {machine()}; PostgreSQL 15 and Redis on the same machine")
     print(f"wrk -t1 -c32 -d{SECONDS}s; nothing pinned\n")
     print(
-        "| processes | orders via | orders/s | p50 ms | p99 ms | non-2xx | ping/s | orders/ping |"
+        "| processes | orders via | orders/s | p50 ms | p99 ms | non-2xx | Python CPU per order "
+        "| ping/s | orders/ping |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for workers, rows in results.items():
         for surface, orders, ping in rows:
             print(
                 f"| {workers} | {surface} | {orders['rps']:,.0f} | {orders['p50']:.1f} | "
-                f"{orders['p99']:.1f} | {orders['non2xx']:.0f} | {ping['rps']:,.0f} | "
-                f"{orders['rps'] / ping['rps']:.2f} |"
+                f"{orders['p99']:.1f} | {orders['non2xx']:.0f} | {orders['cpu_us']:.0f} µs | "
+                f"{ping['rps']:,.0f} | {orders['rps'] / ping['rps']:.2f} |"
             )
     for index, surface in enumerate(("/v1", "/fapi")):
         one, two = results[1][index][1]["rps"], results[2][index][1]["rps"]

@@ -20,6 +20,24 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+_SERVER_PIDS: dict[str, int] = {}  # base URL -> its `papertrade serve` process
+
+
+def server_cpu_seconds(url: str) -> float:
+    """CPU time used so far by the service at `url`: its process and every descendant (the
+    workers of `--workers N`), every thread, user and system, from /proc."""
+    ticks = 0
+    pending = [_SERVER_PIDS[url]]
+    while pending:
+        pid = pending.pop()
+        with contextlib.suppress(OSError):  # a process that ended meanwhile
+            after_name = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(after_name[11]) + int(after_name[12])  # utime, stime
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                pending += [int(child) for child in (task / "children").read_text().split()]
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
 def served(
     extra_env: dict[str, str] | None = None, workers: int = 1, cores: str = "0"
@@ -58,6 +76,7 @@ def served(
         with log.open("w") as out:
             process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
             url = f"http://127.0.0.1:{port}"
+            _SERVER_PIDS[url] = process.pid
             try:
                 for _ in range(300):
                     with contextlib.suppress(httpx.HTTPError):
