@@ -2,6 +2,7 @@
 
 from papertrade.models.api_key import ApiKey
 from papertrade.models.compat_key import CompatKey
+from papertrade.models.conditional_order import ConditionalOrder
 from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
@@ -19,6 +20,7 @@ from papertrade.models.webhook_token import WebhookToken
 __all__ = [
     "ApiKey",
     "CompatKey",
+    "ConditionalOrder",
     "EquitySnapshot",
     "Fill",
     "FundingSettlement",
