@@ -311,7 +311,25 @@ def trigger(
     return rows
 
 
-def cancel_closing(uow: AnyWork, session: Session, portfolio_id: int, symbol: str) -> None:
+async def place_in(
+    uow: AsyncWork, venue: Venue, principal: Principal, cmd: PlaceConditional
+) -> ConditionalOrder:
+    """place() inside an async unit of work (signals, an entry with TP/SL attached)."""
+    return await uow.session.run_sync(lambda session: place(uow.on(session), venue, principal, cmd))
+
+
+async def cancel_closing_in(
+    uow: AsyncWork, portfolio_id: int, symbol: str
+) -> list[ConditionalOrder]:
+    """cancel_closing() inside an async unit of work."""
+    return await uow.session.run_sync(
+        lambda session: cancel_closing(uow.on(session), session, portfolio_id, symbol)
+    )
+
+
+def cancel_closing(
+    uow: AnyWork, session: Session, portfolio_id: int, symbol: str
+) -> list[ConditionalOrder]:
     """The position is closed: the TP/SL still waiting to close it are cancelled."""
     statement = select(ConditionalOrder).where(
         ConditionalOrder.portfolio_id == portfolio_id,
@@ -319,5 +337,7 @@ def cancel_closing(uow: AnyWork, session: Session, portfolio_id: int, symbol: st
         ConditionalOrder.is_open.is_(True),
         ConditionalOrder.reduce_only.is_(True),
     )
-    for row in session.scalars(statement.with_for_update()):
+    rows = list(session.scalars(statement.with_for_update()))
+    for row in rows:
         _close(uow, row, ConditionalStatus.CANCELED, "the position was closed (one-cancels-other)")
+    return rows

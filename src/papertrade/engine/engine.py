@@ -5,7 +5,8 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import select
 
@@ -27,6 +28,7 @@ from papertrade.orders.pending import OrderRows
 from papertrade.orders.pricing import Venue, instrument_of
 from papertrade.orders.record import AnyOrder, OrderRecord
 from papertrade.positions import service as position_service
+from papertrade.positions.events import PositionClosed, PositionLiquidated
 from papertrade.trading import orders as rules
 from papertrade.trading.book import Books, RestingOrder
 from papertrade.trading.enums import Liquidity, OrderStatus, Side
@@ -66,6 +68,7 @@ class Engine:
         self.active = False  # only the elected engine matches; a standby keeps empty books
         self._watermark = 0
         self._taken_out: dict[int, float] = {}  # order id → when this engine took it out
+        self._background: set[asyncio.Task[None]] = set()
 
     def _note_taken_out(self, order_ids: Iterable[int]) -> None:
         now = time.monotonic()
@@ -205,8 +208,12 @@ class Engine:
                 if self.active:
                     self.triggers.watch(event.conditional)
             elif isinstance(event, ConditionalEvent) and self.active:
-                self.triggers.unwatch(event.symbol, event.conditional_id)
+                self.triggers.unwatch(event.symbol, event.conditional_id, event.portfolio_id)
                 self._note_taken_out([event.conditional_id])
+            elif isinstance(event, PositionClosed | PositionLiquidated) and self.active:
+                symbol = str(event.position["symbol"])
+                if self.triggers.closes(event.portfolio_id, symbol):
+                    self._spawn(self._cancel_closing(event.portfolio_id, symbol))
 
     def unrest(self, symbol: str, order_id: int) -> None:
         if self.active:
@@ -257,6 +264,19 @@ class Engine:
             self._funding_unsent.discard(quote.symbol)
             log.warning("the funding settlement of %s was sent after all", quote.symbol)
         return True
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _cancel_closing(self, portfolio_id: int, symbol: str) -> None:
+        """One-cancels-other: the position closed (by any fill), so its waiting TP/SL go."""
+        try:
+            async with self.ctx.transaction() as uow:
+                await conditional_service.cancel_closing_in(uow, portfolio_id, symbol)
+        except Exception:
+            log.exception("cancelling the TP/SL of a closed %s position failed", symbol)
 
     async def trigger(self, fired: Fired) -> None:
         """Place the orders of triggered conditional orders, in one unit of work."""

@@ -61,6 +61,8 @@ class TriggerWatch:
             WorkingType.CONTRACT_PRICE.value: Books(),
         }
         self.trailing: dict[str, dict[int, Trailing]] = {}
+        # Reduce-only ones (TP/SL) by position: a position that closes cancels them.
+        self.closing: dict[tuple[int, str], set[int]] = {}
         self._seq = itertools.count()
 
     def __contains__(self, conditional_id: object) -> bool:
@@ -74,6 +76,8 @@ class TriggerWatch:
         symbol = str(data["symbol"])
         side = Side(data["side"])
         kind = ConditionalType(data["type"])
+        if data["reduce_only"]:
+            self.closing.setdefault((int(data["portfolio_id"]), symbol), set()).add(conditional_id)
         if kind.is_trailing:
             self.trailing.setdefault(symbol, {})[conditional_id] = Trailing(
                 conditional_id,
@@ -100,7 +104,17 @@ class TriggerWatch:
                 )
             )
 
-    def unwatch(self, symbol: str, conditional_id: int) -> None:
+    def closes(self, portfolio_id: int, symbol: str) -> bool:
+        """Whether TP/SL wait to close this position."""
+        return bool(self.closing.get((portfolio_id, symbol)))
+
+    def unwatch(self, symbol: str, conditional_id: int, portfolio_id: int | None = None) -> None:
+        if portfolio_id is not None:
+            waiting = self.closing.get((portfolio_id, symbol))
+            if waiting is not None:
+                waiting.discard(conditional_id)
+                if not waiting:
+                    del self.closing[(portfolio_id, symbol)]
         for books in self.books.values():
             books.remove(symbol, conditional_id)
         stops = self.trailing.get(symbol)
