@@ -537,6 +537,20 @@ PROBES: list[Probe] = [
     *on_a("POST", "/conditional-order", body=lambda w: conditional_on(w.a_pid)),
     *on_a("POST", "/conditional-order", body=lambda w: conditional_on(w.a_pub_pid)),
     *on_a("GET", "/conditional-order", as_query=True),
+    *[
+        Probe(
+            "POST",
+            PORTFOLIO + "/positions/{symbol}/tpsl",
+            pick,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=lambda w: {"stop_loss": "2000"},
+        )
+        for pick in (
+            lambda w: {"portfolio_id": w.a_pid, "symbol": "ETHUSDT"},
+            lambda w: {"portfolio_id": w.a_pub_pid, "symbol": "ETHUSDT"},
+        )
+    ],
     Probe(
         "GET",
         "/conditional-order",

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.conditional import service
@@ -11,6 +11,7 @@ from papertrade.conditional.schemas import (
     ConditionalCreate,
     ConditionalPage,
     ConditionalRead,
+    PositionTpSl,
     read,
 )
 from papertrade.kit.ids import Id
@@ -18,6 +19,7 @@ from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.conditional import ConditionalType, WorkingType
 from papertrade.trading.enums import Side, TimeInForce
+from papertrade.uow import SyncWork
 
 router = APIRouter(tags=["conditional orders"])
 
@@ -33,9 +35,7 @@ def command(body: ConditionalCreate, source: str) -> PlaceConditional:
         quantity=body.quantity,
         close_position=body.close_position,
         reduce_only=body.reduce_only,
-        working_type=WorkingType.MARK_PRICE
-        if body.working_price == "mark"
-        else WorkingType.CONTRACT_PRICE,
+        working_type=working_type(body.working_price),
         price_protect=body.price_protect,
         callback_rate=body.callback_rate,
         activation_price=body.activation_price,
@@ -91,3 +91,40 @@ async def list_conditional(
     return ConditionalPage(
         conditional_orders=items, next_before_id=items[-1].id if len(items) == limit else None
     )
+
+
+@router.post(
+    "/portfolios/{portfolio_id}/positions/{symbol}/tpsl", response_model=list[ConditionalRead]
+)
+async def set_position_tpsl(
+    portfolio_id: Id,
+    symbol: Annotated[str, Path(min_length=1, max_length=30)],
+    body: PositionTpSl,
+    principal: Writer,
+    ctx: Ctx,
+) -> list[ConditionalRead]:
+    """Set (replace) the take-profit and stop-loss of an open position: market orders that close
+    the whole position when the price reaches them; when the position closes, whatever is left
+    is cancelled. Send neither to remove them."""
+    venue = Venue.of(ctx)
+    source = "web" if principal.kind == "session" else "v1"
+
+    def run(uow: SyncWork) -> list[ConditionalRead]:
+        rows = service.set_position_tpsl(
+            uow,
+            venue,
+            principal,
+            portfolio_id,
+            symbol.upper(),
+            take_profit=body.take_profit,
+            stop_loss=body.stop_loss,
+            working_type=working_type(body.working_price),
+            source=source,
+        )
+        return [read(row) for row in rows]
+
+    return await ctx.run_unit(run)
+
+
+def working_type(name: str) -> WorkingType:
+    return WorkingType.MARK_PRICE if name == "mark" else WorkingType.CONTRACT_PRICE

@@ -88,3 +88,13 @@ def read(row: ConditionalOrder) -> ConditionalRead:
     data["working_price"] = "mark" if row.working_type == "MARK_PRICE" else "last"
     data["client_order_id"] = data.pop("client_algo_id")
     return ConditionalRead.model_validate(data)
+
+
+class PositionTpSl(StrictInput):
+    take_profit: Decimal | None = Field(
+        default=None, gt=0, le=Decimal(10) ** 10, description="Trigger price; none: no TP."
+    )
+    stop_loss: Decimal | None = Field(
+        default=None, gt=0, le=Decimal(10) ** 10, description="Trigger price; none: no SL."
+    )
+    working_price: Literal["mark", "last"] = "mark"

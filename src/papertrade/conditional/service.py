@@ -29,7 +29,7 @@ from papertrade.conditional.events import (
 from papertrade.conditional.views import conditional_data
 from papertrade.errors import NotFound
 from papertrade.kit.decimals import ZERO
-from papertrade.models import ConditionalOrder, Portfolio
+from papertrade.models import ConditionalOrder, Portfolio, Position
 from papertrade.orders import ids, workset
 from papertrade.orders import service as order_service
 from papertrade.orders.commands import PlaceOrder
@@ -40,6 +40,7 @@ from papertrade.trading import conditional as rules
 from papertrade.trading import orders as order_rules
 from papertrade.trading.conditional import ConditionalStatus, ConditionalType, WorkingType
 from papertrade.trading.enums import Action, OrderStatus, Side, TimeInForce
+from papertrade.trading.errors import ReduceOnlyRejected
 from papertrade.trading.values import Quote
 from papertrade.uow import AnyWork, AsyncWork, SyncWork
 
@@ -341,3 +342,93 @@ def cancel_closing(
     for row in rows:
         _close(uow, row, ConditionalStatus.CANCELED, "the position was closed (one-cancels-other)")
     return rows
+
+
+def attached(
+    portfolio_id: int,
+    symbol: str,
+    exit_side: Side,
+    *,
+    take_profit: Decimal | None,
+    stop_loss: Decimal | None,
+    working_type: WorkingType,
+    source: str,
+) -> list[PlaceConditional]:
+    """The TP/SL pair of a position (or of an entry): market orders closing the whole position,
+    a take-profit on the profitable side and a stop-loss on the other."""
+    wanted = [
+        (ConditionalType.TAKE_PROFIT_MARKET, take_profit),
+        (ConditionalType.STOP_MARKET, stop_loss),
+    ]
+    return [
+        PlaceConditional(
+            portfolio_id=portfolio_id,
+            symbol=symbol,
+            side=exit_side,
+            type=kind,
+            trigger_price=trigger,
+            close_position=True,
+            working_type=working_type,
+            source=source,
+        )
+        for kind, trigger in wanted
+        if trigger is not None
+    ]
+
+
+def check_attached(venue: Venue, commands: Sequence[PlaceConditional]) -> None:
+    """Refuse TP/SL that would trigger at once, before the entry they belong to is placed."""
+    for cmd in commands:
+        instrument = venue.instrument(cmd.symbol)
+        rules.validate(
+            kind=cmd.type,
+            side=cmd.side,
+            trigger_price=cmd.trigger_price,
+            price=None,
+            callback_rate=None,
+            activation_price=None,
+            current=watched_price(cmd.working_type, venue.quote(cmd.symbol)),
+            tick_size=instrument.tick_size,
+        )
+
+
+def set_position_tpsl(
+    uow: SyncWork,
+    venue: Venue,
+    principal: Principal,
+    portfolio_id: int,
+    symbol: str,
+    *,
+    take_profit: Decimal | None,
+    stop_loss: Decimal | None,
+    working_type: WorkingType,
+    source: str,
+) -> list[ConditionalOrder]:
+    """Replace the TP/SL of an open position (neither: remove them)."""
+    session = uow.session
+    portfolio_service.check_owned(session.get(Portfolio, portfolio_id), principal, portfolio_id)
+    instrument = venue.instrument(symbol)
+    position = session.scalar(
+        select(Position).where(Position.portfolio_id == portfolio_id, Position.symbol == symbol)
+    )
+    exit_side = order_rules.reducing_side(position.quantity if position else ZERO)
+    if exit_side is None:
+        raise ReduceOnlyRejected(f"There is no {instrument.symbol} position to protect.")
+    statement = select(ConditionalOrder).where(
+        ConditionalOrder.portfolio_id == portfolio_id,
+        ConditionalOrder.symbol == instrument.symbol,
+        ConditionalOrder.is_open.is_(True),
+        ConditionalOrder.close_position.is_(True),
+    )
+    for row in session.scalars(statement.with_for_update()):
+        _close(uow, row, ConditionalStatus.CANCELED, "replaced by the position's new TP/SL")
+    commands = attached(
+        portfolio_id,
+        instrument.symbol,
+        exit_side,
+        take_profit=take_profit,
+        stop_loss=stop_loss,
+        working_type=working_type,
+        source=source,
+    )
+    return [place(uow, venue, principal, cmd) for cmd in commands]
