@@ -375,7 +375,7 @@ class Engine:
             )
         if order.is_open and order.status != OrderStatus.FILLED:
             # A reduce-only remainder with nothing left to reduce expires, as on Binance.
-            transition(uow, order, OrderStatus.EXPIRED)
+            transition(uow, order, OrderStatus.EXPIRED, "reduce-only: nothing was left to reduce")
 
     async def _sweep_forever(self) -> None:
         while True:

@@ -289,7 +289,7 @@ async def _cancel_exits(uow: AsyncWork, portfolio_id: int, symbol: str, outcome:
         .with_for_update()
     )
     for order in rows:
-        transition(uow, order, OrderStatus.CANCELED)
+        transition(uow, order, OrderStatus.CANCELED, "the alert closed the position")
         outcome.canceled.append(order)
     stops = await conditional_service.cancel_closing_in(uow, portfolio_id, symbol)
     if stops:
