@@ -257,6 +257,15 @@ def trigger(
     rows = _load_open(session, conditional_ids)
     if not rows:
         return []
+    # The rows' changes go back once, at the commit, not at each query placing runs.
+    with session.no_autoflush:
+        return _trigger(uow, venue, rows, levels)
+
+
+def _trigger(
+    uow: SyncWork, venue: Venue, rows: list[ConditionalOrder], levels: dict[int, Decimal]
+) -> list[ConditionalOrder]:
+    session = uow.session
     portfolio_ids = sorted({row.portfolio_id for row in rows})
     workset.load(uow, portfolio_ids)
     requests: list[tuple[Principal, PlaceOrder]] = []

@@ -230,7 +230,7 @@ class Engine:
                 self._note_taken_out(r.order_id for r in crossed)
                 await self.fill_crossed(quote.symbol, crossed)
         fired = self.triggers.reached(quote)
-        if fired:
+        if fired is not None:
             self._note_taken_out(fired.ids)
             await self.trigger(fired)
         previous = self._funding_seen.get(quote.symbol)

@@ -19,7 +19,7 @@ from typing import Any
 
 from papertrade.conditional.service import watched_price
 from papertrade.trading import conditional as rules
-from papertrade.trading.book import Books, RestingOrder
+from papertrade.trading.book import Books, OrderBook, RestingOrder
 from papertrade.trading.conditional import ConditionalType, Direction, WorkingType
 from papertrade.trading.enums import Side
 from papertrade.trading.values import Quote
@@ -63,6 +63,8 @@ class TriggerWatch:
         self.trailing: dict[str, dict[int, Trailing]] = {}
         # Reduce-only ones (TP/SL) by position: a position that closes cancels them.
         self.closing: dict[tuple[int, str], set[int]] = {}
+        # symbol → (watches the mark?, working type, its book): what a tick walks, no lookups.
+        self._by_symbol: dict[str, list[tuple[bool, str, OrderBook]]] = {}
         self._seq = itertools.count()
 
     def __contains__(self, conditional_id: object) -> bool:
@@ -91,7 +93,11 @@ class TriggerWatch:
         way = rules.direction(kind, side)
         # "buy" = fires when the price falls to the level; "sell" = when it rises to it.
         book_side = Side.BUY if way is Direction.FALL else Side.SELL
-        book = self.books[str(data["working_type"])].book(symbol)
+        working_type = str(data["working_type"])
+        book = self.books[working_type].book(symbol)
+        books = self._by_symbol.setdefault(symbol, [])
+        if not any(known is book for _, _, known in books):
+            books.append((working_type == WorkingType.MARK_PRICE.value, working_type, book))
         if conditional_id not in book:
             book.add(
                 RestingOrder(
@@ -134,21 +140,24 @@ class TriggerWatch:
             for conditional_id in [i for i in stops if i not in open_ids]:
                 del stops[conditional_id]
 
-    def reached(self, quote: Quote) -> "Fired":
-        """Take out and return what this quote triggers."""
-        fired = Fired(quote.symbol)
-        for working_type, books in self.books.items():
-            if quote.symbol in books:
-                price = watched_price(working_type, quote)
-                fired.fixed.extend((working_type, r) for r in books.crossed(quote.symbol, price))
+    def reached(self, quote: Quote) -> "Fired | None":
+        """Take out and return what this quote triggers (None: nothing, the common case)."""
+        fired = None
+        for on_mark, working_type, book in self._by_symbol.get(quote.symbol, ()):
+            crossed = book.crossed(quote.mark_price if on_mark else quote.last_price)
+            if crossed:
+                fired = fired or Fired(quote.symbol)
+                fired.fixed.extend((working_type, r) for r in crossed)
         stops = self.trailing.get(quote.symbol)
         if stops:
             for stop in stops.values():
                 level = stop.follow(watched_price(stop.working_type, quote))
                 if level is not None:
+                    fired = fired or Fired(quote.symbol)
                     fired.trailing.append((stop, level))
-            for stop, _ in fired.trailing:
-                del stops[stop.conditional_id]
+            if fired is not None:
+                for stop, _ in fired.trailing:
+                    del stops[stop.conditional_id]
         return fired
 
     def put_back(self, fired: "Fired") -> None:
