@@ -88,7 +88,8 @@ async def main() -> None:
                 filled = await session.scalar(select(func.count()).where(Order.status == "filled"))
     print(f"Machine: {machine()}; SQLite, in-process engine, {PORTFOLIOS} portfolios\n")
     print(
-        "| conditional orders triggered | tick to committed orders (s) | orders/s | filled | left waiting |"
+        "| conditional orders triggered | tick to committed orders (s) | orders/s | filled "
+        "| left waiting |"
     )
     print("|---:|---:|---:|---:|---:|")
     print(f"| {ORDERS:,} | {elapsed:.2f} | {ORDERS / elapsed:,.0f} | {filled:,} | {waiting} |")

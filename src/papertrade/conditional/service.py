@@ -347,7 +347,8 @@ def cancel_closing(
         ConditionalOrder.is_open.is_(True),
         ConditionalOrder.reduce_only.is_(True),
     )
-    rows = list(session.scalars(statement.with_for_update()))
+    # is_open again in memory: the unit of work may have just closed some (not yet flushed).
+    rows = [row for row in session.scalars(statement.with_for_update()) if row.is_open]
     for row in rows:
         _close(uow, row, ConditionalStatus.CANCELED, "the position was closed (one-cancels-other)")
     return rows
