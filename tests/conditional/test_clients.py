@@ -211,3 +211,31 @@ async def test_algo_order_errors_are_binance_shaped(bot: Bot, app: FastAPI) -> N
     unknown = {"symbol": "BTCUSDT", "algoId": "999999"}
     assert (await bot.error("DELETE", "/v1/algoOrder", unknown))[:2] == (400, -2011)
     assert (await bot.error("GET", "/v1/algoOrder", unknown))[:2] == (400, -2013)
+
+
+async def test_ccxt_as_freqtrade_places_and_follows_its_stoploss(
+    app: FastAPI, user: User, exchange: Any
+) -> None:
+    """freqtrade's stoploss_on_exchange on Binance futures: a `stop_market` order with
+    `stopPrice` and reduceOnly, polled with {"stop": True}, then the order it placed."""
+    await set_price(app, "BTCUSDT", "60000")
+    await exchange.load_markets()
+    await exchange.create_order(SYMBOL, "market", "buy", 0.01)
+    stop = await exchange.create_order(
+        SYMBOL, "stop_market", "sell", 0.01, None, {"stopPrice": 58000, "reduceOnly": True}
+    )
+    assert stop["info"]["orderType"] == "STOP_MARKET" and stop["triggerPrice"] == 58000
+    polled = await exchange.fetch_order(stop["id"], SYMBOL, {"stop": True})
+    assert polled["status"] == "open" and polled["amount"] == 0.01
+    await set_price(app, "BTCUSDT", "57500")
+
+    async def closed() -> Any:
+        got = await exchange.fetch_order(stop["id"], SYMBOL, {"stop": True})
+        return got if got["status"] == "closed" else None
+
+    done = await _until(closed)
+    assert float(done["info"]["actualPrice"]) == 57500
+    sold = await exchange.fetch_order(done["info"]["actualOrderId"], SYMBOL)
+    assert (sold["status"], sold["filled"], sold["average"]) == ("closed", 0.01, 57500)
+    history = await exchange.fetch_orders(SYMBOL, None, None, {"trigger": True})
+    assert [(o["id"], o["status"]) for o in history] == [(stop["id"], "closed")]
