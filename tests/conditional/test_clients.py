@@ -192,6 +192,21 @@ async def test_stop_market_on_the_older_order_endpoint_is_accepted(app: FastAPI,
     assert done["executedQty"] == "0.010" and float(done["avgPrice"]) == 57000
     assert (await bot.error("DELETE", "/v1/order", named))[:2] == (400, -2011)
     assert await positions(bot.user, bot.portfolio_id) == {}
+    again = await bot.ok(
+        "POST",
+        "/v1/order",
+        {
+            "symbol": "BTCUSDT",
+            "side": "BUY",
+            "type": "STOP_MARKET",
+            "stopPrice": "58000",
+            "quantity": "0.01",
+        },
+    )
+    await bot.ok("DELETE", "/v1/allOpenOrders", {"symbol": "BTCUSDT"})
+    gone = await bot.ok("GET", "/v1/order", {"symbol": "BTCUSDT", "orderId": again["orderId"]})
+    assert gone["status"] == "CANCELED"
+    assert await bot.ok("GET", "/v1/openOrders", {"symbol": "BTCUSDT"}) == []
 
 
 async def test_algo_order_errors_are_binance_shaped(bot: Bot, app: FastAPI) -> None:

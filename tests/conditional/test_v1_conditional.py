@@ -144,3 +144,23 @@ async def test_close_position_with_nothing_to_close_expires_with_the_reason(
     await set_price(app, "BTCUSDT", "58000")
     done = await wait_for_conditional(user, stop["id"], "expired")
     assert done["reason"] == "there was no position to close" and done["actual_order_id"] is None
+
+
+async def test_a_reset_cancels_waiting_conditional_orders(user: User, app: FastAPI) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    stop = await conditional(
+        user,
+        portfolio_id=pid,
+        symbol="BTCUSDT",
+        side="buy",
+        type="stop_market",
+        trigger_price="61000",
+        quantity="0.01",
+    )
+    reset = await user.post(f"/v1/portfolios/{pid}/reset", json={})
+    assert reset.status_code == 200, reset.text
+    after = (await user.get(f"/v1/conditional-order/{stop['id']}")).json()
+    assert (after["status"], after["reason"]) == ("canceled", "the portfolio was reset")
+    await set_price(app, "BTCUSDT", "61500")
+    assert await positions(user, pid) == {}

@@ -191,7 +191,10 @@ async def cancel(uow: AsyncWork, row: ConditionalOrder) -> ConditionalOrder:
 
 
 async def cancel_all(
-    uow: AsyncWork, portfolio_id: int, symbol: str | None = None
+    uow: AsyncWork,
+    portfolio_id: int,
+    symbol: str | None = None,
+    reason: str = "canceled by the user",
 ) -> list[ConditionalOrder]:
     """Cancel every waiting conditional order of a portfolio (optionally one symbol)."""
     statement = select(ConditionalOrder).where(
@@ -201,7 +204,7 @@ async def cancel_all(
         statement = statement.where(ConditionalOrder.symbol == symbol)
     rows = list(await uow.session.scalars(statement.with_for_update()))
     for row in rows:
-        _close(uow, row, ConditionalStatus.CANCELED, "canceled by the user")
+        _close(uow, row, ConditionalStatus.CANCELED, reason)
     return rows
 
 

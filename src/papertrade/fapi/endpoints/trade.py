@@ -246,6 +246,12 @@ async def cancel_all_orders(call: Call) -> Any:
             uow.session, call.principal, call.portfolio_id, for_update=True
         )
         await order_service.cancel_all(uow, call.portfolio_id, instrument.symbol)
+        # Stop orders placed the older way were open orders on Binance: they go too.
+        for row in await conditional_service.list_conditional(
+            uow.session, call.portfolio_id, status="open", symbol=instrument.symbol, limit=1000
+        ):
+            if row.source == "fapi-order":
+                await conditional_service.cancel(uow, row)
     return {"code": 200, "msg": "The operation of cancel all open order is done."}
 
 
