@@ -14,6 +14,7 @@ from papertrade.conditional.errors import ConditionalNotFound, ConditionalNotOpe
 from papertrade.fapi.algo_wire import algo_wire
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.errors import FapiError
+from papertrade.fapi.order_checks import CLIENT_ID_RE, SANE_LIMIT, check_precision
 from papertrade.fapi.params import Params
 from papertrade.kit.ids import is_id
 from papertrade.models import ConditionalOrder, Order
@@ -32,8 +33,6 @@ def parse_conditional(
     call: Call, instrument: Instrument, kind_name: str, *, legacy: bool
 ) -> PlaceConditional:
     """A PlaceConditional from Binance's parameters (Algo names, or the older order's)."""
-    from papertrade.fapi.endpoints.trade import CLIENT_ID_RE, SANE_LIMIT, _check_precision
-
     params = call.params
     side = params.choice(
         "side", {"BUY", "SELL"}, required=True, error=FapiError(400, -1117, "Invalid side.")
@@ -74,10 +73,10 @@ def parse_conditional(
         if value is not None and value > SANE_LIMIT:
             raise FapiError(400, -4005, "Quantity or price greater than the maximum.")
     if quantity is not None:
-        _check_precision(quantity, instrument.quantity_precision)
+        check_precision(quantity, instrument.quantity_precision)
     for value in (price, trigger, activation):
         if value is not None:
-            _check_precision(value, instrument.price_precision)
+            check_precision(value, instrument.price_precision)
     if close_position and params.boolean("reduceOnly"):
         raise FapiError(400, -1106, "Parameter 'reduceOnly' sent when not required.")
     assert side is not None

@@ -1,7 +1,5 @@
 """Signed trading endpoints: place, query and cancel orders; open orders; history; own trades."""
 
-import re
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,6 +10,7 @@ from papertrade.fapi import algo_wire, queries, translate
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.endpoints import algo
 from papertrade.fapi.errors import FapiError, invalid_data, not_required
+from papertrade.fapi.order_checks import CLIENT_ID_RE, SANE_LIMIT, check_precision
 from papertrade.fapi.params import Params
 from papertrade.kit.ids import is_id
 from papertrade.models import ConditionalOrder, Order
@@ -24,22 +23,9 @@ from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
 from papertrade.trading.values import Instrument
 
-CLIENT_ID_RE = re.compile(r"^[\.A-Z\:/a-z0-9_-]{1,36}$")
 CONDITIONAL = {"STOP", "STOP_MARKET", "TAKE_PROFIT", "TAKE_PROFIT_MARKET", "TRAILING_STOP_MARKET"}
 NOT_FOR_PLAIN_ORDERS = ("stopPrice", "activationPrice", "callbackRate", "priceRate")
 MAX_OPEN_ORDERS_LISTED = 10_000
-# Far above any instrument's maximum; refused here so no absurd magnitude reaches the kernel.
-SANE_LIMIT = Decimal(10) ** 12
-
-
-def _places(value: Decimal) -> int:
-    exponent = value.as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
-def _check_precision(value: Decimal, allowed: int) -> None:
-    if _places(value.normalize()) > allowed:
-        raise FapiError(400, -1111, "Precision is over the maximum defined for this asset.")
 
 
 def _order_type(params: Params) -> OrderType:
@@ -104,9 +90,9 @@ def build_command(call: Call, instrument: Instrument) -> PlaceOrder:
         raise FapiError(400, -4005, "Quantity greater than max quantity.")
     if price is not None and price > SANE_LIMIT:
         raise FapiError(400, -4002, "Price greater than max price.")
-    _check_precision(quantity, instrument.quantity_precision)
+    check_precision(quantity, instrument.quantity_precision)
     if price is not None:
-        _check_precision(price, instrument.price_precision)
+        check_precision(price, instrument.price_precision)
     return PlaceOrder(
         portfolio_id=call.portfolio_id,
         symbol=instrument.symbol,
