@@ -1,4 +1,5 @@
-"""Order book benchmark: a tick that crosses nothing, and one that crosses 10,000 orders.
+"""Order book benchmark: a tick that crosses nothing, and one that crosses 10,000 orders; then
+the same for waiting conditional orders (stops, take-profits: engine/triggers.py).
 
 Run: .venv/bin/python bench/bench_matching.py [sizes...]   (default 1000 100000 1000000)
 
@@ -16,8 +17,10 @@ import timeit
 from decimal import Decimal
 from pathlib import Path
 
+from papertrade.engine.triggers import TriggerWatch
 from papertrade.trading.book import OrderBook, RestingOrder
 from papertrade.trading.enums import Side
+from papertrade.trading.values import Quote
 
 MARK_TICKS = 600_000  # 60,000.0 in 0.1 ticks
 LEVELS = 20_000  # per side
@@ -113,8 +116,68 @@ def run(size: int) -> str:
     )
 
 
+def quote(ticks: int) -> Quote:
+    price = Decimal(ticks).scaleb(-1)
+    return Quote("BTCUSDT", price, price, price, Decimal(0), 0, 0)
+
+
+def watch_triggers(size: int, rng: random.Random) -> TriggerWatch:
+    """`size` waiting stops and take-profits, half on each watched price (mark, last), half
+    triggering on a fall and half on a rise, within ±2,000 USDT of the mark."""
+    watch = TriggerWatch()
+    for conditional_id in range(size):
+        offset = rng.randrange(1, LEVELS + 1)
+        side = "sell" if conditional_id % 2 == 0 else "buy"
+        # A sell stop triggers on a fall (below the mark), a buy stop on a rise (above it).
+        ticks = MARK_TICKS - offset if side == "sell" else MARK_TICKS + offset
+        watch.watch(
+            {
+                "id": conditional_id,
+                "portfolio_id": conditional_id % 1000,
+                "symbol": "BTCUSDT",
+                "side": side,
+                "type": "stop_market",
+                "working_type": "MARK_PRICE" if conditional_id % 4 < 2 else "CONTRACT_PRICE",
+                "trigger_price": Decimal(ticks).scaleb(-1),
+                "reduce_only": True,
+                "callback_rate": None,
+                "activation_price": None,
+            }
+        )
+    return watch
+
+
+def trigger_run(size: int) -> str:
+    """A tick that triggers none of `size` waiting conditional orders, then one that triggers
+    about 10,000: the markdown table row."""
+    rng = random.Random(size)
+    start = time.perf_counter()
+    watch = watch_triggers(size, rng)
+    built = time.perf_counter() - start
+    gc.freeze()
+    idle_quote = quote(MARK_TICKS)
+    assert watch.reached(idle_quote) is None
+    calls = 2_000
+    runs = timeit.repeat(lambda: watch.reached(idle_quote), number=calls, repeat=100)
+    idle = statistics.median(runs) / calls * 1e9
+    falls = sorted(
+        (r.price for books in watch.books.values() for r in books["BTCUSDT"].bids()),
+        reverse=True,
+    )
+    level = falls[min(CROSS_TARGET, len(falls)) - 1]
+    start = time.perf_counter()
+    fired = watch.reached(quote(int(level.scaleb(1))))
+    took = time.perf_counter() - start
+    gc.unfreeze()
+    count = len(fired.ids) if fired is not None else 0
+    return (
+        f"| {size:>9,} | {built:6.2f} s | {idle:7.0f} | {count:>6,} | {took * 1e3:7.2f} | "
+        f"{took / max(count, 1) * 1e6:5.2f} |"
+    )
+
+
 def main(argv: list[str]) -> None:
-    """Print the benchmark table for the requested book sizes."""
+    """Print the benchmark tables for the requested book sizes."""
     sizes = [int(arg) for arg in argv] or [1_000, 100_000, 1_000_000]
     print(
         "| resting orders | build | memory (RSS Δ) | no-cross tick, ns (median) "
@@ -123,6 +186,14 @@ def main(argv: list[str]) -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
         print(run(size), flush=True)
+    print()
+    print(
+        "| waiting conditional orders | build | no-trigger tick, ns (median) "
+        "| triggered by one tick | that tick, ms | µs per triggered order |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|")
+    for size in sizes:
+        print(trigger_run(size), flush=True)
 
 
 if __name__ == "__main__":

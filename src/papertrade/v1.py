@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.conditional.endpoints import router as conditional_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.orders.endpoints import router as orders_router
@@ -28,6 +29,7 @@ DOMAINS = (
     webhooks_router,
     ws_router,
     strategies_router,
+    conditional_router,
 )
 
 

@@ -197,8 +197,8 @@ async def test_unknown_paths_methods_and_unsupported_endpoints(
         ("POST", "/fapi/v1/batchOrders", 400, -1020),
         ("POST", "/fapi/v1/listenKey", 400, -1020),
         ("PUT", "/fapi/v1/listenKey", 400, -1020),
-        ("POST", "/fapi/v1/algoOrder", 400, -1020),
-        ("GET", "/fapi/v1/openAlgoOrders", 400, -1020),
+        ("POST", "/fapi/v1/algoOrder", 401, -2014),  # offered now: signed like every order
+        ("GET", "/fapi/v1/openAlgoOrders", 401, -2014),
         ("GET", "/fapi/v1/aggTrades?symbol=BTCUSDT", 400, -1020),
         ("GET", "/dapi/v1/exchangeInfo", 400, -1020),
         ("GET", "/eapi/v1/exchangeInfo", 400, -1020),

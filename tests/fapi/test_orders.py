@@ -138,7 +138,7 @@ async def test_filter_violations_have_binance_codes(bot: Bot, app: FastAPI) -> N
         (limit("BUY", "9999999"), -4002),
         ({**MARKET_BUY, "side": "UP"}, -1117),
         ({**MARKET_BUY, "type": "SPOT"}, -1116),
-        ({**MARKET_BUY, "type": "STOP_MARKET", "stopPrice": "1"}, -4120),
+        ({**MARKET_BUY, "type": "STOP_MARKET", "stopPrice": "1"}, -2021),  # already reached
         (limit("BUY", "59000", tif="GTD"), -1115),
         ({**MARKET_BUY, "price": "60000"}, -1106),
         ({**MARKET_BUY, "closePosition": "true"}, -1106),

@@ -86,6 +86,7 @@ class World:
     a_backtest_id: int = 0
     a_deployment_id: int = 0
     b_strategy_id: int = 0
+    a_stop_id: int = 0  # a waiting conditional order of A's
 
     @property
     def a_pids(self) -> set[int]:
@@ -93,7 +94,7 @@ class World:
 
     @property
     def a_order_ids(self) -> set[int]:
-        return {self.a_rest_id, self.a_fill_id, self.a_pub_rest_id}
+        return {self.a_rest_id, self.a_fill_id, self.a_pub_rest_id, self.a_stop_id}
 
     @property
     def beyond_every_id(self) -> int:
@@ -131,6 +132,19 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     pub_rest = await order(a, portfolio_id=pub, client_order_id=f"a-pub-{tag}", **resting)
     filled = await market(a, pid, "ETHUSDT", "buy", "0.1", client_order_id=f"a-fill-{tag}")
     assert rest["status"] == "new" and filled["status"] == "filled", (rest, filled)
+    stop = await _created(
+        await a.post(
+            "/v1/conditional-order",
+            json={
+                "portfolio_id": pid,
+                "symbol": "ETHUSDT",
+                "side": "sell",
+                "type": "stop_market",
+                "trigger_price": "2000",
+                "close_position": True,
+            },
+        )
+    )
     key = await _created(
         await a.post("/v1/user/api-keys", json={"note": f"A-key-{tag}", "scope": "write"})
     )
@@ -164,6 +178,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         a_fill_cid=filled["client_order_id"],
         a_pub_rest_id=pub_rest["id"],
         a_pub_cid=pub_rest["client_order_id"],
+        a_stop_id=stop["id"],
         a_key=key["key"],
         a_key_id=key["id"],
         a_compat_id=compat["id"],
@@ -238,6 +253,7 @@ def _object_leaks(node: dict[str, Any], w: World) -> list[str]:
         "portfolio_id": w.a_pids,
         "orderId": w.a_order_ids,
         "order_id": w.a_order_ids,
+        "algoId": w.a_order_ids,
         "tranId": w.a_ledger_ids,
         "token_id": {w.a_token_id},
     }
@@ -442,6 +458,17 @@ def b_order_with_a_client_id(w: World) -> Any:
     }
 
 
+def conditional_on(pid: int) -> dict[str, Any]:
+    return {
+        "portfolio_id": pid,
+        "symbol": "ETHUSDT",
+        "side": "sell",
+        "type": "stop_market",
+        "trigger_price": "2000",
+        "quantity": "0.1",
+    }
+
+
 PORTFOLIO = "/portfolios/{portfolio_id}"
 STRATEGY = "/strategies/{strategy_id}"
 NOT_FOUND_STRATEGY = frozenset({"strategy_not_found"})
@@ -483,6 +510,7 @@ STRATEGY_CALLS: list[tuple[str, str, Callable[[World], Any] | None]] = [
 ]
 PRIVATE_READS = ["", "/versions", "/versions/{number}", "/signals"]
 NOT_FOUND_ORDER = frozenset({"order_not_found"})
+NOT_FOUND_CONDITIONAL = frozenset({"conditional_not_found"})
 PROBES: list[Probe] = [
     Probe(
         "DELETE",
@@ -570,6 +598,35 @@ PROBES: list[Probe] = [
     Probe(
         "GET",
         "/order",
+        nothing,
+        200,
+        query=lambda w: {"portfolio_id": w.b_pid, "before_id": w.beyond_every_id},
+    ),
+    *[
+        Probe(method, "/conditional-order/{conditional_id}", pick, 404, NOT_FOUND_CONDITIONAL)
+        for method in ("GET", "DELETE")
+        for pick in (lambda w: {"conditional_id": w.a_stop_id},)
+    ],
+    *on_a("POST", "/conditional-order", body=lambda w: conditional_on(w.a_pid)),
+    *on_a("POST", "/conditional-order", body=lambda w: conditional_on(w.a_pub_pid)),
+    *on_a("GET", "/conditional-order", as_query=True),
+    *[
+        Probe(
+            "POST",
+            PORTFOLIO + "/positions/{symbol}/tpsl",
+            pick,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=lambda w: {"stop_loss": "2000"},
+        )
+        for pick in (
+            lambda w: {"portfolio_id": w.a_pid, "symbol": "ETHUSDT"},
+            lambda w: {"portfolio_id": w.a_pub_pid, "symbol": "ETHUSDT"},
+        )
+    ],
+    Probe(
+        "GET",
+        "/conditional-order",
         nothing,
         200,
         query=lambda w: {"portfolio_id": w.b_pid, "before_id": w.beyond_every_id},
@@ -807,7 +864,9 @@ A_ORDERS: list[Values] = [
     by_id("ETHUSDT", lambda w: w.a_fill_id),
     by_id("BTCUSDT", lambda w: w.a_pub_rest_id),
     by_id("BTCUSDT", lambda w: w.a_rest_cid, "origClientOrderId"),
+    by_id("ETHUSDT", lambda w: w.a_stop_id),  # a conditional order: same id sequence
 ]
+A_STOP: Values = by_id("ETHUSDT", lambda w: w.a_stop_id, "algoId")
 BTC: Values = lambda w: {"symbol": "BTCUSDT"}  # noqa: E731
 FAPI_PROBES: dict[tuple[str, str], list[FapiProbe]] = {
     ("GET", "/v1/order"): [FapiProbe(p, 400, -2013) for p in A_ORDERS],
@@ -861,6 +920,27 @@ FAPI_PROBES: dict[tuple[str, str], list[FapiProbe]] = {
     ],
     ("POST", "/v1/marginType"): [
         FapiProbe(lambda w: {"symbol": "BTCUSDT", "marginType": "CROSSED"}, 400, -4046)
+    ],
+    ("GET", "/v1/algoOrder"): [FapiProbe(A_STOP, 400, -2013)],
+    ("DELETE", "/v1/algoOrder"): [FapiProbe(A_STOP, 400, -2011)],
+    ("POST", "/v1/algoOrder"): [
+        FapiProbe(  # B's own stop
+            lambda w: {
+                "algoType": "CONDITIONAL",
+                "symbol": "ETHUSDT",
+                "side": "SELL",
+                "type": "STOP_MARKET",
+                "triggerPrice": "2000",
+                "quantity": "0.1",
+            },
+            once=True,
+        )
+    ],
+    ("GET", "/v1/openAlgoOrders"): [FapiProbe(nothing), FapiProbe(BTC)],
+    ("DELETE", "/v1/algoOpenOrders"): [FapiProbe(lambda w: {"symbol": "ETHUSDT"})],
+    ("GET", "/v1/allAlgoOrders"): [
+        FapiProbe(lambda w: {"symbol": "ETHUSDT"}),
+        FapiProbe(lambda w: {"symbol": "ETHUSDT", "algoId": 1}),
     ],
 }
 

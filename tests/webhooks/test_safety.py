@@ -112,7 +112,7 @@ async def test_a_stale_signal_is_refused_and_kept(hook: Hook) -> None:
         ("[1, 2]", 400, "unparseable_signal", "object"),
         ("buy DOGEFOOUSDT 1", 422, "unknown_symbol", "/v1/market/symbols"),
         ("buy BTCUSDT 0.0001", 422, "qty_below_minimum", "minimum"),
-        ("buy BTCUSDT 0.01 sl=40000", 422, "sl_not_supported", "stop"),
+        ("buy BTCUSDT 0.01 sl=60000", 400, "invalid_signal", "below the price"),
         ("buy BTCUSDT 0.01 margin_mode=isolated", 422, "unsupported_margin_mode", "cross"),
         ("add BTCUSDT 0.01", 422, "no_position", "flat"),
         ("buy BTCUSDT 50", 422, "insufficient_margin", ""),

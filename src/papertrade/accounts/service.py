@@ -6,6 +6,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.conditional import service as conditional_service
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
 from papertrade.ledger.events import BalanceChanged
@@ -49,8 +50,10 @@ def top_up(uow: AsyncWork, portfolio: Portfolio, amount: Decimal) -> None:
 
 
 async def reset(uow: AsyncWork, portfolio: Portfolio, initial_balance: Decimal | None) -> None:
-    """Cancel orders, drop positions and restore the starting balance; keys stay valid."""
+    """Cancel orders (waiting stops too), drop positions and restore the starting balance; keys
+    stay valid."""
     await order_service.cancel_all(uow, portfolio.id)
+    await conditional_service.cancel_all(uow, portfolio.id, reason="the portfolio was reset")
     positions = await position_service.load_positions(uow.session, portfolio.id)
     for position in positions.values():
         position.quantity = ZERO

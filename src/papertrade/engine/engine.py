@@ -5,24 +5,30 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import select
 
+from papertrade.conditional import service as conditional_service
+from papertrade.conditional.events import ConditionalEvent, ConditionalPlaced
+from papertrade.conditional.views import conditional_data
 from papertrade.context import AppContext
 from papertrade.engine import jobs as engine_jobs
 from papertrade.engine import risk
+from papertrade.engine.triggers import Fired, TriggerWatch
 from papertrade.events import DomainEvent
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.decimals import ZERO
-from papertrade.models import Order, Portfolio, Position
+from papertrade.models import ConditionalOrder, Order, Portfolio, Position
 from papertrade.orders.events import OrderAccepted, OrderCanceled
 from papertrade.orders.fills import apply_fill
 from papertrade.orders.lifecycle import transition
 from papertrade.orders.pending import OrderRows
-from papertrade.orders.pricing import instrument_of
+from papertrade.orders.pricing import Venue, instrument_of
 from papertrade.orders.record import AnyOrder, OrderRecord
 from papertrade.positions import service as position_service
+from papertrade.positions.events import PositionClosed, PositionLiquidated
 from papertrade.trading import orders as rules
 from papertrade.trading.book import Books, RestingOrder
 from papertrade.trading.enums import Liquidity, OrderStatus, Side
@@ -52,6 +58,7 @@ class Engine:
         self.ctx = ctx
         self.jobs = jobs
         self.books = Books()
+        self.triggers = TriggerWatch()  # waiting conditional orders (stops, take-profits)
         self._seq = itertools.count()
         self._funding_seen: dict[str, Quote] = {}
         self._funding_unsent: set[str] = set()  # symbols whose settlement could not be sent
@@ -61,6 +68,7 @@ class Engine:
         self.active = False  # only the elected engine matches; a standby keeps empty books
         self._watermark = 0
         self._taken_out: dict[int, float] = {}  # order id → when this engine took it out
+        self._background: set[asyncio.Task[None]] = set()
 
     def _note_taken_out(self, order_ids: Iterable[int]) -> None:
         now = time.monotonic()
@@ -83,6 +91,7 @@ class Engine:
     async def start(self) -> None:
         """Rebuild the books from the open orders in the database and follow the stream."""
         self.books = Books()
+        self.triggers = TriggerWatch()
         self.active = True
         self._watermark = 0
         self._taken_out = {}
@@ -107,6 +116,7 @@ class Engine:
                 await task
         self._tasks.clear()
         self.books = Books()
+        self.triggers = TriggerWatch()
 
     async def pick_up_open_orders(self, *, full: bool) -> int:
         """Add open orders missing from the books; a full pass also drops closed ones."""
@@ -121,6 +131,7 @@ class Engine:
             if order.id not in self.books.book(order.symbol) and order.id not in self._taken_out:
                 self.rest(order)
             self._watermark = max(self._watermark, order.id)
+        await self._pick_up_conditional(full=full)
         if full:
             open_ids = {order.id for order in rows}
             for symbol, book in self.books.items():
@@ -129,6 +140,21 @@ class Engine:
                 ]:
                     self.books.remove(symbol, stale)
         return len(rows)
+
+    async def _pick_up_conditional(self, *, full: bool) -> None:
+        """Watch waiting conditional orders missing from the watch (at start, and what other
+        processes placed); a full pass also drops closed ones."""
+        statement = select(ConditionalOrder).where(ConditionalOrder.is_open.is_(True))
+        if not full:
+            statement = statement.where(ConditionalOrder.id > self._watermark - FOLLOW_LOOKBACK)
+        async with self.ctx.db.reader() as session:
+            rows = list(await session.scalars(statement.order_by(ConditionalOrder.id)))
+        if full:
+            self.triggers.retain({row.id for row in rows})
+        for row in rows:
+            if row.id not in self._taken_out and row.id not in self.triggers:
+                self.triggers.watch(conditional_data(row))
+            self._watermark = max(self._watermark, row.id)
 
     async def _follow_forever(self) -> None:
         passes = 0
@@ -178,6 +204,16 @@ class Engine:
                 )
             elif isinstance(event, OrderCanceled):
                 self.unrest(event.order["symbol"], event.order_id)
+            elif isinstance(event, ConditionalPlaced):
+                if self.active:
+                    self.triggers.watch(event.conditional)
+            elif isinstance(event, ConditionalEvent) and self.active:
+                self.triggers.unwatch(event.symbol, event.conditional_id, event.portfolio_id)
+                self._note_taken_out([event.conditional_id])
+            elif isinstance(event, PositionClosed | PositionLiquidated) and self.active:
+                symbol = str(event.position["symbol"])
+                if self.triggers.closes(event.portfolio_id, symbol):
+                    self._spawn(self._cancel_closing(event.portfolio_id, symbol))
 
     def unrest(self, symbol: str, order_id: int) -> None:
         if self.active:
@@ -193,6 +229,10 @@ class Engine:
             if crossed:
                 self._note_taken_out(r.order_id for r in crossed)
                 await self.fill_crossed(quote.symbol, crossed)
+        fired = self.triggers.reached(quote)
+        if fired is not None:
+            self._note_taken_out(fired.ids)
+            await self.trigger(fired)
         previous = self._funding_seen.get(quote.symbol)
         if (
             previous is not None
@@ -224,6 +264,36 @@ class Engine:
             self._funding_unsent.discard(quote.symbol)
             log.warning("the funding settlement of %s was sent after all", quote.symbol)
         return True
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _cancel_closing(self, portfolio_id: int, symbol: str) -> None:
+        """One-cancels-other: the position closed (by any fill), so its waiting TP/SL go."""
+        try:
+            async with self.ctx.transaction() as uow:
+                await conditional_service.cancel_closing_in(uow, portfolio_id, symbol)
+        except Exception:
+            log.exception("cancelling the TP/SL of a closed %s position failed", symbol)
+
+    async def trigger(self, fired: Fired) -> None:
+        """Place the orders of triggered conditional orders, in one unit of work."""
+        venue = Venue.of(self.ctx)
+        try:
+            await self.ctx.run_unit(
+                lambda uow: conditional_service.trigger(uow, venue, fired.ids, fired.levels)
+            )
+        except Exception:
+            log.exception(
+                "triggering %d %s conditional orders failed; they keep waiting",
+                len(fired.ids),
+                fired.symbol,
+            )
+            self.triggers.put_back(fired)
+            for conditional_id in fired.ids:
+                self._taken_out.pop(conditional_id, None)
 
     async def fill_crossed(self, symbol: str, crossed: list[RestingOrder]) -> None:
         """Fill crossed orders at their limit prices (maker), in one unit of work."""
@@ -305,7 +375,7 @@ class Engine:
             )
         if order.is_open and order.status != OrderStatus.FILLED:
             # A reduce-only remainder with nothing left to reduce expires, as on Binance.
-            transition(uow, order, OrderStatus.EXPIRED)
+            transition(uow, order, OrderStatus.EXPIRED, "reduce-only: nothing was left to reduce")
 
     async def _sweep_forever(self) -> None:
         while True:

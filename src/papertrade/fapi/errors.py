@@ -115,6 +115,8 @@ TRADING_RULES: dict[str, tuple[int, str]] = {
         -2027,
         "Exceeded the maximum allowable position at current leverage.",
     ),
+    "would_trigger_immediately": (-2021, "Order would immediately trigger."),
+    "invalid_conditional": (-1102, "A parameter was not sent, was empty/null, or malformed."),
 }
 
 # Domain error codes (PapertradeError.code) → (HTTP status, Binance code, Binance message).
@@ -127,6 +129,9 @@ DOMAIN_ERRORS: dict[str, tuple[int, int, str]] = {
     "market_unavailable": (503, -1001, INTERNAL_RETRY),
     "portfolio_not_found": (401, -2015, "Invalid API-key, IP, or permissions for action."),
     "rate_limited": (429, -1003, "Too many requests."),
+    "conditional_not_found": (400, -2013, "Order does not exist."),
+    "conditional_not_open": (400, -2011, "Unknown order sent."),
+    "duplicate_client_algo_id": (400, -4116, "ClientOrderId is duplicated."),
 }
 
 

@@ -12,10 +12,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from papertrade.fapi.dispatch import REGISTRY, Call, Endpoint, route_handler
-from papertrade.fapi.endpoints import account, market, trade
+from papertrade.fapi.endpoints import account, algo, market, trade
 from papertrade.fapi.errors import FapiError, unsupported
 
-ENDPOINT_MODULES = (market, account, trade)  # importing them fills REGISTRY
+ENDPOINT_MODULES = (market, account, trade, algo)  # importing them fills REGISTRY
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 # Excluded by the spec (or not offered by a paper market): path → why.
@@ -23,10 +23,6 @@ UNSUPPORTED = {
     "/v1/batchOrders": "Batch orders are not supported; send one order per request.",
     "/v1/listenKey": "There is no user data stream or listen key; use the WebSocket interface "
     "of the native API for real-time updates.",
-    "/v1/algoOrder": "Conditional (algo) orders are not supported; only MARKET and LIMIT.",
-    "/v1/openAlgoOrders": "Conditional (algo) orders are not supported; only MARKET and LIMIT.",
-    "/v1/allAlgoOrders": "Conditional (algo) orders are not supported; only MARKET and LIMIT.",
-    "/v1/algoOpenOrders": "Conditional (algo) orders are not supported; only MARKET and LIMIT.",
     "/v1/countdownCancelAll": "Auto-cancel countdowns are not supported.",
     "/v1/positionMargin": "Isolated position margin is not supported; Papertrade is cross "
     "margin only.",

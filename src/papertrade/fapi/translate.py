@@ -224,7 +224,15 @@ def symbol_wire(instrument: Instrument) -> dict[str, Any]:
                 "multiplierDecimal": "4",
             },
         ],
-        "orderTypes": ["LIMIT", "MARKET"],
+        "orderTypes": [
+            "LIMIT",
+            "MARKET",
+            "STOP",
+            "STOP_MARKET",
+            "TAKE_PROFIT",
+            "TAKE_PROFIT_MARKET",
+            "TRAILING_STOP_MARKET",
+        ],
         "timeInForce": ["GTC", "IOC", "FOK", "GTX"],
     }
 

@@ -2,6 +2,7 @@
 
 from papertrade.models.api_key import ApiKey
 from papertrade.models.compat_key import CompatKey
+from papertrade.models.conditional_order import ConditionalOrder
 from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
@@ -28,6 +29,7 @@ __all__ = [
     "ApiKey",
     "CandleCache",
     "CompatKey",
+    "ConditionalOrder",
     "EquitySnapshot",
     "Fill",
     "FundingSettlement",

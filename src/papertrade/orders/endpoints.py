@@ -5,23 +5,32 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.conditional import service as conditional_service
+from papertrade.conditional.schemas import read as conditional_read
 from papertrade.kit.ids import Id
 from papertrade.kit.responses import NativeJSONResponse
 from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
-from papertrade.orders.schemas import OrderCreate, OrderPage, OrderRead
+from papertrade.orders.pricing import Venue
+from papertrade.orders.schemas import OrderCreate, OrderPage, OrderPlaced, OrderRead
 from papertrade.orders.writer import OrderWriter, order_writer
 from papertrade.portfolios import service as portfolio_service
+from papertrade.trading.conditional import WorkingType
 from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
 
 router = APIRouter(tags=["orders"])
 
 
-@router.post("/order", status_code=201, response_model=OrderRead)
+@router.post("/order", status_code=201, response_model=OrderPlaced)
 async def place_order(
-    body: OrderCreate, principal: Writer, orders: Annotated[OrderWriter, Depends(order_writer)]
+    body: OrderCreate,
+    principal: Writer,
+    ctx: Ctx,
+    orders: Annotated[OrderWriter, Depends(order_writer)],
 ) -> NativeJSONResponse:
-    """Place an order. MARKET fills at once at the mark; LIMIT rests until the mark crosses it."""
+    """Place an order. MARKET fills at once at the mark; LIMIT rests until the mark crosses it.
+    `take_profit` / `stop_loss` attach market orders that close the position at those marks."""
+    source = "web" if principal.kind == "session" else "v1"
     command = PlaceOrder(
         portfolio_id=body.portfolio_id,
         symbol=body.symbol.upper(),
@@ -33,9 +42,29 @@ async def place_order(
         price=body.price,
         time_in_force=TimeInForce(body.time_in_force),
         client_order_id=body.client_order_id,
-        source="web" if principal.kind == "session" else "v1",
+        source=source,
     )
-    order = OrderRead.model_validate(await orders.place(principal, command))
+    exits = []
+    if body.side and (body.take_profit or body.stop_loss):
+        exits = conditional_service.attached(
+            body.portfolio_id,
+            command.symbol,
+            Side(body.side).opposite,
+            take_profit=body.take_profit,
+            stop_loss=body.stop_loss,
+            working_type=WorkingType.MARK_PRICE,
+            source=source,
+        )
+        conditional_service.check_attached(Venue.of(ctx), exits)  # before the entry is placed
+    order = OrderPlaced.model_validate(await orders.place(principal, command))
+    if exits and order.status in ("new", "partially_filled", "filled"):
+        venue = Venue.of(ctx)
+        order.attached = await ctx.run_unit(
+            lambda uow: [
+                conditional_read(conditional_service.place(uow, venue, principal, cmd))
+                for cmd in exits
+            ]
+        )
     # Rendered here: FastAPI would validate the model a second time against response_model.
     return NativeJSONResponse(order.model_dump(mode="json"), status_code=201)
 

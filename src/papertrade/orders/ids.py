@@ -10,7 +10,7 @@ once and counts on from there, and the writer thread remembers it while nobody e
 
 from sqlalchemy import func, select, text
 
-from papertrade.models import Order
+from papertrade.models import ConditionalOrder, Order
 from papertrade.uow import SyncWork
 
 
@@ -47,7 +47,11 @@ def reserve(uow: SyncWork, count: int) -> None:
         return
     last = uow.memory.part(LastOrderId) if uow.memory is not None else uow.part(LastOrderId)
     if last.value is None:
-        last.value = session.scalar(select(func.coalesce(func.max(Order.id), 0))) or 0
+        # Conditional orders draw their ids from this sequence too (models/conditional_order.py).
+        last.value = max(
+            session.scalar(select(func.coalesce(func.max(Order.id), 0))) or 0,
+            session.scalar(select(func.coalesce(func.max(ConditionalOrder.id), 0))) or 0,
+        )
     pool.extend(range(last.value + 1, last.value + 1 + count))
     last.value += count
 

@@ -111,12 +111,16 @@ def accept(uow: AnyWork, order: AnyOrder, *, resting: bool) -> None:
     )
 
 
-def transition(uow: AnyWork, order: AnyOrder, status: OrderStatus) -> None:
+def transition(
+    uow: AnyWork, order: AnyOrder, status: OrderStatus, reason: str | None = None
+) -> None:
     """Move `order` to `status` and announce it; an order that stops resting gives back the
-    margin it reserved."""
+    margin it reserved. `reason`: why it was cancelled, expired or rejected (order history)."""
     if not can_transition(OrderStatus(order.status), status):
         raise IllegalTransition(f"order {order.id}: {order.status} -> {status.value}")
     order.status = status.value
+    if reason is not None:
+        order.reject_reason = reason[:200]
     order.updated_at = uow.now()
     if status.is_terminal:
         workset.release_margin(uow, order)

@@ -62,6 +62,7 @@ FILL_STATE = (
     "reserved_margin",
     "updated_at",
     "filled_at",
+    "reject_reason",  # why a reduce-only remainder expired (order history)
 )
 
 # Anything that reads or updates an order takes either: a stored one or one being placed.

@@ -3,8 +3,9 @@
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 
+from papertrade.conditional.schemas import ConditionalRead
 from papertrade.kit.ids import Id
 from papertrade.kit.schemas import Money, Number, Schema, StrictInput
 
@@ -24,6 +25,18 @@ class OrderCreate(StrictInput):
     client_order_id: str | None = Field(
         default=None, min_length=1, max_length=36, pattern=r"^[\.A-Z\:/a-z0-9_-]{1,36}$"
     )
+    take_profit: Decimal | None = Field(
+        default=None,
+        gt=0,
+        le=Decimal(10) ** 10,
+        description="Attach a take-profit: closes the position at market when the mark reaches it.",
+    )
+    stop_loss: Decimal | None = Field(
+        default=None,
+        gt=0,
+        le=Decimal(10) ** 10,
+        description="Attach a stop-loss: closes the position at market when the mark reaches it.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> "OrderCreate":
@@ -35,6 +48,8 @@ class OrderCreate(StrictInput):
             raise ValueError("a market order takes no price; it fills at the mark price")
         if self.action == "open" and self.side is None:
             raise ValueError("side is required to open")
+        if self.action == "close" and (self.take_profit or self.stop_loss):
+            raise ValueError("take_profit and stop_loss are attached to opening orders")
         return self
 
 
@@ -56,8 +71,19 @@ class OrderRead(Schema):
     realized_pnl: Money
     client_order_id: str
     source: str
+    reason: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("reason", "reject_reason"),
+        description="Why it was rejected or expired, when it was.",
+    )
     created_at: int
     updated_at: int
+
+
+class OrderPlaced(OrderRead):
+    attached: list[ConditionalRead] = Field(
+        default_factory=list, description="The take-profit / stop-loss attached to this entry."
+    )
 
 
 class OrderPage(Schema):

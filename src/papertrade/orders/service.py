@@ -188,7 +188,13 @@ def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -
             liquidity=Liquidity.TAKER,
         )
     else:
-        transition(uow, order, OrderStatus.EXPIRED)
+        transition(
+            uow,
+            order,
+            OrderStatus.EXPIRED,
+            f"IOC: the limit {plain(order.price or ZERO)} was not reachable at the mark "
+            f"{plain(mark)}",
+        )
     return order
 
 
@@ -230,7 +236,7 @@ async def cancel(uow: AsyncWork, order: Order) -> Order:
         raise OrderNotOpen(
             f"Order {order.id} is {order.status}; only open orders can be cancelled."
         )
-    transition(uow, order, OrderStatus.CANCELED)
+    transition(uow, order, OrderStatus.CANCELED, "canceled by the user")
     return order
 
 
@@ -241,7 +247,7 @@ async def cancel_all(uow: AsyncWork, portfolio_id: int, symbol: str | None = Non
         statement = statement.where(Order.symbol == symbol)
     orders = list(await uow.session.scalars(statement.with_for_update()))
     for order in orders:
-        transition(uow, order, OrderStatus.CANCELED)
+        transition(uow, order, OrderStatus.CANCELED, "canceled by the user (all open orders)")
     return orders
 
 

@@ -87,6 +87,7 @@ class Command:
     position: str | None = None  # target mode: long | short | flat
     position_size: Decimal | None = None
     tp: list[Decimal] = field(default_factory=list)
+    sl: Decimal | None = None  # stop-loss trigger price: a STOP_MARKET closing the position
     time_ms: int | None = None
     max_lag_s: int = DEFAULT_MAX_LAG_S
     idempotency_key: str | None = None
@@ -101,7 +102,7 @@ class Command:
     def as_json(self) -> dict[str, Any]:
         """The parse result as kept in the signal history."""
         out = {k: v for k, v in asdict(self).items() if v not in (None, [], {})}
-        for key in ("qty", "price", "position_size"):
+        for key in ("qty", "price", "position_size", "sl"):
             if key in out:
                 out[key] = str(out[key])
         if "tp" in out:
@@ -252,11 +253,7 @@ def _order(cmd: Command, known: dict[str, Any], where: str) -> None:
             code="unsupported_margin_mode",
         )
     if "sl" in known:
-        raise NotExecutable(
-            f"{where}: stop-loss (sl) needs stop orders, which this paper market does not have; "
-            "remove sl and send a close alert when your stop triggers.",
-            code="sl_not_supported",
-        )
+        cmd.sl = _decimal("sl", known["sl"], where)
     if "tp" in known:
         raw = known["tp"]
         items = raw if isinstance(raw, list) else str(raw).split(",")

@@ -12,8 +12,10 @@ from sqlalchemy import select
 
 from papertrade.accounts import service as account_service
 from papertrade.auth.principal import Principal
+from papertrade.conditional import service as conditional_service
+from papertrade.conditional.commands import PlaceConditional
 from papertrade.kit.decimals import ZERO, floor_to_step
-from papertrade.models import Order, Portfolio
+from papertrade.models import ConditionalOrder, Order, Portfolio
 from papertrade.orders import service as order_service
 from papertrade.orders import workset
 from papertrade.orders.commands import PlaceOrder
@@ -21,6 +23,7 @@ from papertrade.orders.lifecycle import transition
 from papertrade.orders.pricing import Venue
 from papertrade.orders.record import AnyOrder
 from papertrade.positions import service as position_service
+from papertrade.trading.conditional import ConditionalType, WorkingType
 from papertrade.trading.enums import Action, OrderStatus, OrderType, Side
 from papertrade.trading.position import sign
 from papertrade.trading.values import Instrument
@@ -38,10 +41,11 @@ class Outcome:
     orders: list[AnyOrder] = field(default_factory=list)
     canceled: list[Order] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stops: list[ConditionalOrder] = field(default_factory=list)  # stop-losses placed (sl)
 
     @property
     def did_something(self) -> bool:
-        return bool(self.orders or self.canceled)
+        return bool(self.orders or self.canceled or self.stops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,8 @@ async def _run(
         )
     if leg.action is Action.CLOSE and abs(current + leg.side.sign * quantity) == ZERO:
         await _cancel_exits(uow, portfolio_id, cmd.symbol, outcome)
+    if cmd.sl is not None:
+        _check_stop_loss(sizing, leg, quantity)
     order = await order_service.place_one(
         uow,
         venue,
@@ -155,6 +161,8 @@ async def _run(
     outcome.orders.append(order)
     if cmd.tp:
         await _take_profits(uow, venue, principal, portfolio_id, sizing, leg, quantity, outcome)
+    if cmd.sl is not None:
+        await _stop_loss(uow, venue, principal, portfolio_id, sizing, leg, quantity, outcome)
 
 
 def _on_tick(price: Decimal | None, instrument: Instrument) -> Decimal:
@@ -283,8 +291,11 @@ async def _cancel_exits(uow: AsyncWork, portfolio_id: int, symbol: str, outcome:
         .with_for_update()
     )
     for order in rows:
-        transition(uow, order, OrderStatus.CANCELED)
+        transition(uow, order, OrderStatus.CANCELED, "the alert closed the position")
         outcome.canceled.append(order)
+    stops = await conditional_service.cancel_closing_in(uow, portfolio_id, symbol)
+    if stops:
+        outcome.notes.append(f"cancelled {len(stops)} waiting stop/take-profit order(s)")
 
 
 async def _take_profits(
@@ -335,3 +346,57 @@ async def _take_profits(
             ),
         )
         outcome.orders.append(order)
+
+
+def _check_stop_loss(s: _Context, leg: Leg, quantity: Decimal) -> Decimal:
+    """The sl trigger on the tick, refused unless it protects the position the order leaves."""
+    cmd = s.cmd
+    after = s.current + leg.side.sign * quantity
+    if cmd.order_type != "market" or leg.action is Action.CLOSE or after == ZERO:
+        raise SignalError(
+            f"Command {cmd.line}: sl applies to market orders that open or increase a position."
+        )
+    trigger = _on_tick(cmd.sl, s.instrument)
+    mark = s.reference
+    if trigger >= mark if after > 0 else trigger <= mark:
+        where = "below" if after > 0 else "above"
+        raise SignalError(
+            f"Command {cmd.line}: stop-loss {trigger.normalize():f} must be {where} the price "
+            f"{mark.normalize():f} for a {'long' if after > 0 else 'short'} position."
+        )
+    return trigger
+
+
+async def _stop_loss(
+    uow: AsyncWork,
+    venue: Venue,
+    principal: Principal,
+    portfolio_id: int,
+    s: _Context,
+    leg: Leg,
+    quantity: Decimal,
+    outcome: Outcome,
+) -> None:
+    """A STOP_MARKET that closes the whole position when the last price reaches sl."""
+    trigger = _check_stop_loss(s, leg, quantity)
+    after = s.current + leg.side.sign * quantity
+    stop = await conditional_service.place_in(
+        uow,
+        venue,
+        principal,
+        PlaceConditional(
+            portfolio_id=portfolio_id,
+            symbol=s.cmd.symbol,
+            side=Side.SELL if after > 0 else Side.BUY,
+            type=ConditionalType.STOP_MARKET,
+            trigger_price=trigger,
+            close_position=True,
+            working_type=WorkingType.MARK_PRICE,  # the price sl was checked against
+            source="webhook",
+        ),
+    )
+    outcome.stops.append(stop)
+    outcome.notes.append(
+        f"stop-loss {trigger.normalize():f} placed (conditional order {stop.id}, closes the "
+        f"{s.cmd.symbol} position)"
+    )

@@ -14,6 +14,7 @@ EVENT_CHANNEL = {
     "position": "positions",
     "balance": "balance",
     "signal": "signals",
+    "conditional": "orders",  # stops and take-profits: waiting, triggered, cancelled
 }
 
 

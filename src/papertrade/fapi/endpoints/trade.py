@@ -1,17 +1,19 @@
 """Signed trading endpoints: place, query and cancel orders; open orders; history; own trades."""
 
-import re
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.fapi import queries, translate
+from papertrade.conditional import service as conditional_service
+from papertrade.conditional.errors import ConditionalNotFound, ConditionalNotOpen
+from papertrade.fapi import algo_wire, queries, translate
 from papertrade.fapi.dispatch import Call, endpoint
+from papertrade.fapi.endpoints import algo
 from papertrade.fapi.errors import FapiError, invalid_data, not_required
+from papertrade.fapi.order_checks import CLIENT_ID_RE, SANE_LIMIT, check_precision
 from papertrade.fapi.params import Params
 from papertrade.kit.ids import is_id
-from papertrade.models import Order
+from papertrade.models import ConditionalOrder, Order
 from papertrade.orders import service as order_service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.errors import OrderNotFound
@@ -21,35 +23,15 @@ from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
 from papertrade.trading.values import Instrument
 
-CLIENT_ID_RE = re.compile(r"^[\.A-Z\:/a-z0-9_-]{1,36}$")
 CONDITIONAL = {"STOP", "STOP_MARKET", "TAKE_PROFIT", "TAKE_PROFIT_MARKET", "TRAILING_STOP_MARKET"}
 NOT_FOR_PLAIN_ORDERS = ("stopPrice", "activationPrice", "callbackRate", "priceRate")
 MAX_OPEN_ORDERS_LISTED = 10_000
-# Far above any instrument's maximum; refused here so no absurd magnitude reaches the kernel.
-SANE_LIMIT = Decimal(10) ** 12
-
-
-def _places(value: Decimal) -> int:
-    exponent = value.as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
-def _check_precision(value: Decimal, allowed: int) -> None:
-    if _places(value.normalize()) > allowed:
-        raise FapiError(400, -1111, "Precision is over the maximum defined for this asset.")
 
 
 def _order_type(params: Params) -> OrderType:
     value = params.text("type", required=True, max_len=30)
     assert value is not None
     upper = value.upper()
-    if upper in CONDITIONAL:
-        raise FapiError(
-            400,
-            -4120,
-            "Order type not supported for this endpoint. Papertrade offers MARKET and LIMIT "
-            "orders only (no conditional or algo orders).",
-        )
     if upper not in ("MARKET", "LIMIT"):
         raise FapiError(400, -1116, "Invalid orderType.")
     return OrderType(upper.lower())
@@ -108,9 +90,9 @@ def build_command(call: Call, instrument: Instrument) -> PlaceOrder:
         raise FapiError(400, -4005, "Quantity greater than max quantity.")
     if price is not None and price > SANE_LIMIT:
         raise FapiError(400, -4002, "Price greater than max price.")
-    _check_precision(quantity, instrument.quantity_precision)
+    check_precision(quantity, instrument.quantity_precision)
     if price is not None:
-        _check_precision(price, instrument.price_precision)
+        check_precision(price, instrument.price_precision)
     return PlaceOrder(
         portfolio_id=call.portfolio_id,
         symbol=instrument.symbol,
@@ -132,9 +114,23 @@ def _instrument(call: Call) -> Instrument:
     return instrument_of(call.ctx.market, symbol)
 
 
+def _conditional_type(params: Params) -> str | None:
+    """The stop type of an older-style conditional order, or None for MARKET and LIMIT."""
+    value = params.values.get("type", "").upper()
+    return value if value in CONDITIONAL else None
+
+
 @endpoint("POST", "/v1/order", signed=True, places_order=True)
 async def new_order(call: Call) -> Any:
     instrument = _instrument(call)
+    kind = _conditional_type(call.params)
+    if kind is not None:
+        # Binance moved these to the Algo API (-4120); bots that still send them get the
+        # older answer: a stop order whose orderId follows the order it places.
+        command_ = algo.parse_conditional(call, instrument, kind, legacy=True)
+        return algo_wire.legacy_wire(
+            await algo.place(call, command_), None, instrument, with_time=False
+        )
     command = build_command(call, instrument)
     call.params.choice("newOrderRespType", {"ACK", "RESULT"}, default="ACK")
     # ACK and RESULT answer alike: the order is already final (a MARKET order has filled
@@ -167,11 +163,37 @@ async def _find(
     return order
 
 
+async def _find_conditional(
+    call: Call, session: AsyncSession, instrument: Instrument, *, for_update: bool = False
+) -> ConditionalOrder:
+    """A conditional order named like an order (its id comes from the same sequence)."""
+    try:
+        row = await algo.find(
+            call,
+            session,
+            id_name="orderId",
+            client_name="origClientOrderId",
+            for_update=for_update,
+        )
+    except ConditionalNotFound as exc:
+        raise OrderNotFound("Order not found.") from exc
+    if row.symbol != instrument.symbol:
+        raise OrderNotFound("Order not found.")
+    return row
+
+
 @endpoint("GET", "/v1/order", signed=True)
 async def query_order(call: Call) -> Any:
     instrument = _instrument(call)
     async with call.ctx.db.reader() as session:
-        order = await _find(call, session, instrument)
+        try:
+            order = await _find(call, session, instrument)
+        except OrderNotFound:
+            row = await _find_conditional(call, session, instrument)
+            actual = await algo.actual_orders(session, [row])
+            return algo_wire.legacy_wire(
+                row, actual.get(row.actual_order_id or 0), instrument, with_time=True
+            )
     return translate.order_wire(order, instrument, with_time=True)
 
 
@@ -190,9 +212,14 @@ async def cancel_order(call: Call) -> Any:
     instrument = _instrument(call)
     try:
         async with call.ctx.transaction() as uow:
-            order = await _find(call, uow.session, instrument, for_update=True)
+            try:
+                order = await _find(call, uow.session, instrument, for_update=True)
+            except OrderNotFound:
+                row = await _find_conditional(call, uow.session, instrument, for_update=True)
+                await conditional_service.cancel(uow, row)
+                return algo_wire.legacy_wire(row, None, instrument, with_time=False)
             await order_service.cancel(uow, order)
-    except OrderNotFound as exc:
+    except (OrderNotFound, ConditionalNotOpen) as exc:
         raise FapiError(400, -2011, f"Unknown order sent. ({exc.message.rstrip('.')})") from exc
     return translate.order_wire(order, instrument, with_time=False)
 
@@ -205,6 +232,12 @@ async def cancel_all_orders(call: Call) -> Any:
             uow.session, call.principal, call.portfolio_id, for_update=True
         )
         await order_service.cancel_all(uow, call.portfolio_id, instrument.symbol)
+        # Stop orders placed the older way were open orders on Binance: they go too.
+        for row in await conditional_service.list_conditional(
+            uow.session, call.portfolio_id, status="open", symbol=instrument.symbol, limit=1000
+        ):
+            if row.source == "fapi-order":
+                await conditional_service.cancel(uow, row)
     return {"code": 200, "msg": "The operation of cancel all open order is done."}
 
 
@@ -219,9 +252,19 @@ async def open_orders(call: Call) -> Any:
         orders = await order_service.list_orders(
             session, call.portfolio_id, status="open", symbol=symbol, limit=MAX_OPEN_ORDERS_LISTED
         )
-    return [
+        stops = await conditional_service.list_conditional(
+            session, call.portfolio_id, status="open", symbol=symbol, limit=MAX_OPEN_ORDERS_LISTED
+        )
+    listed = [
         translate.order_wire(o, instruments.get(o.symbol), with_time=True) for o in reversed(orders)
     ]
+    # Stop orders placed the older way are listed as Binance listed them before the Algo API.
+    listed += [
+        algo_wire.legacy_wire(row, None, instruments.get(row.symbol), with_time=True)
+        for row in reversed(stops)
+        if row.source == "fapi-order"
+    ]
+    return listed
 
 
 @endpoint("GET", "/v1/allOrders", signed=True, weight=5)
