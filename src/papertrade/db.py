@@ -91,6 +91,7 @@ class Database:
             transaction = await session.begin()
             try:
                 yield session
+                wrote = bool(session.new or session.dirty or session.deleted)
                 await session.flush()  # a failure here still leaves nothing committed
             except BaseException:
                 with contextlib.suppress(Exception):  # a broken connection cannot roll back
@@ -103,7 +104,8 @@ class Database:
                     self.outages.failed(exc)
                     raise CommitOutcomeUnknown() from exc
                 raise
-            self.outages.succeeded()
+            if self.is_sqlite and wrote:  # a write committed: a full disk has room again
+                self.outages.succeeded()
 
     async def run_unit(
         self, work: Callable[[Session, WriterMemory | None], T], *, remember: bool = False

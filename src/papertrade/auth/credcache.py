@@ -14,6 +14,7 @@ so the other processes forget what they cached before the outage.
 """
 
 import asyncio
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -88,6 +89,11 @@ class CredentialCache:
             return True
         try:
             generation = await self._redis.get(GENERATION_KEY)
+            if generation is None:
+                # A Redis that lost its data (restarted without persistence) starts a new
+                # generation nobody has cached under, so every process forgets what it holds.
+                await self._redis.set(GENERATION_KEY, secrets.randbelow(1 << 62), nx=True)
+                generation = await self._redis.get(GENERATION_KEY)
         except (RedisError, OSError):
             self._forget_all()
             self._generation = None

@@ -21,7 +21,8 @@ RETRY_AFTER_S = 5
 NOT_EXECUTED = "The database is unreachable; this request was not executed. Retry in a few seconds."
 OUTCOME_UNKNOWN = (
     "The database became unreachable while this request was being committed: whether it was "
-    "executed is unknown. Look the order up by its client order id once the service is back."
+    "executed is unknown. Once the service is back, look the order up by its client order id "
+    "(placing it again with the same client order id is refused if it was executed)."
 )
 STORAGE_FULL = (
     "The server's storage is full; this request was not executed. Retry once space is freed."
@@ -136,3 +137,12 @@ def _describe(exc: BaseException) -> str:
         original = original.orig
     lines = str(original).strip().splitlines()
     return f"{type(original).__name__}: {lines[0] if lines else ''}"[:200]
+
+
+def log_failure(logger: logging.Logger, what: str, exc: BaseException, outages: OutageLog) -> None:
+    """For background loops: a database outage is told once (OutageLog), anything else with
+    its traceback."""
+    if is_outage(exc):
+        outages.failed(exc)
+    else:
+        logger.error("%s", what, exc_info=exc)
