@@ -48,10 +48,9 @@ class RedisServer:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.skip("needs redis-server")
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
+        command = [binary, "--port", str(self.port), "--bind", "127.0.0.1"]
+        self.process = subprocess.Popen(  # noqa: ASYNC220 (starts at once; waited for below)
+            [*command, "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
         )
         for _ in range(200):
             client = redis.Redis.from_url(self.url)

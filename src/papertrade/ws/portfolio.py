@@ -184,12 +184,14 @@ class PortfolioFanout:
                 if pubsub is None:
                     pubsub = self._pubsub = await self._subscribe()
                     self.resync(None, "the event relay reconnected")
+                    log.warning("WebSocket event relay reconnected; clients told to resync")
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 delay = 0.1
             except (RedisError, OSError) as exc:
                 if cancel_requested():
                     raise asyncio.CancelledError from exc
-                log.warning("WebSocket event relay lost (%s); reconnecting", exc)
+                if delay == 0.1:  # once per outage, not once per attempt
+                    log.warning("WebSocket event relay lost (%s); reconnecting", exc)
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()  # type: ignore[no-untyped-call]
