@@ -8,11 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from tests.conftest import bearer, client_for, running_app, sign_up
 from tests.fapi.helpers import make_bot
 from tests.faults.helpers import postgres_behind_proxy
+from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
+from tests.ws.helpers import ws_url
 
 
 def _market_order(pid: int, client_order_id: str) -> dict[str, Any]:
@@ -64,6 +68,12 @@ async def test_an_outage_answers_503_and_the_first_requests_after_it_succeed(
             {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.01"},
         )
         health = await client.get("/healthz")
+        async with live_server(app) as url:
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(ws_url(url), additional_headers=bearer("pt_unknownkey")):
+                    pass
+        assert refused.value.response.status_code == 503
+        assert b"service_unavailable" in refused.value.response.body
 
         for answer in [*answers, unknown_key, listed]:
             assert answer.status_code == 503, answer.text

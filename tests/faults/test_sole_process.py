@@ -4,13 +4,19 @@
 import asyncio
 import os
 import sys
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
+import asyncpg
 import pytest
+from sqlalchemy.engine import make_url
 
 from papertrade.config import Settings
+from papertrade.faults import sole
 from tests.conftest import PG_URL, running_app
-from tests.faults.helpers import redis_server
+from tests.faults.helpers import postgres_behind_proxy, redis_server
 from tests.liveserver import free_port
 
 PAPERTRADE = str(Path(sys.executable).parent / "papertrade")
@@ -94,3 +100,45 @@ def test_several_workers_without_redis_are_refused_up_front(tmp_path: Path) -> N
     )
     assert done.returncode != 0
     assert "set PAPERTRADE_REDIS_URL" in done.stderr
+
+
+@needs_postgres
+async def test_the_lock_is_taken_again_after_a_database_outage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sole, "WATCH_S", 0.2)
+    name = f"papertrade_fault_sole_{uuid.uuid4().hex[:8]}"
+    async with postgres_behind_proxy(name, tmp_path) as (settings, proxy):
+        direct = make_url(settings.database_url).set(host=proxy.target[0], port=proxy.target[1])
+        guard = sole.SoleProcessGuard(settings.database_url, with_redis=False)
+        await guard.start()
+        try:
+            proxy.cut()  # the database goes away: its session, and the lock, end
+            intruder = await asyncpg.connect(
+                direct.set(drivername="postgresql").render_as_string(hide_password=False)
+            )
+            try:  # meanwhile another process (without Redis) takes the database
+                assert await _eventually(
+                    lambda: intruder.fetchval("SELECT pg_try_advisory_lock($1)", sole.LOCK_KEY)
+                )
+                proxy.restore()
+                assert await _eventually(lambda: _value(guard.problem is not None))
+                assert "PAPERTRADE_REDIS_URL" in (guard.problem or "")
+            finally:
+                await intruder.close()
+            assert await _eventually(lambda: _value(guard.problem is None))  # held again
+        finally:
+            await guard.stop()
+
+
+async def _value(value: bool) -> bool:
+    return value
+
+
+async def _eventually(check: Callable[[], Awaitable[Any]], within: float = 10) -> bool:
+    deadline = asyncio.get_running_loop().time() + within
+    while not await check():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.1)
+    return True
