@@ -13,19 +13,19 @@ from sqlalchemy.engine import make_url
 
 from papertrade.config import Settings
 from tests.conftest import PG_URL, _drop_postgres_database, _fresh_postgres_database, make_settings
-from tests.faults.proxy import PostgresProxy
+from tests.faults.proxy import TcpProxy
 from tests.liveserver import free_port
 
 
 @asynccontextmanager
 async def postgres_behind_proxy(
     name: str, tmp: Path, **overrides: object
-) -> AsyncIterator[tuple[Settings, PostgresProxy]]:
-    """Settings on a fresh PostgreSQL database reached only through a PostgresProxy."""
+) -> AsyncIterator[tuple[Settings, TcpProxy]]:
+    """Settings on a fresh PostgreSQL database reached only through a TcpProxy."""
     if not PG_URL:
         pytest.skip("needs PostgreSQL (PAPERTRADE_TEST_POSTGRES_URL)")
     direct = make_url(await _fresh_postgres_database(name))
-    proxy = PostgresProxy(direct.host or "127.0.0.1", direct.port or 5432)
+    proxy = TcpProxy(direct.host or "127.0.0.1", direct.port or 5432)
     await proxy.start()
     through = direct.set(host="127.0.0.1", port=proxy.port)
     try:

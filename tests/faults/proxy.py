@@ -1,21 +1,23 @@
-"""A TCP proxy the test controls, between the service and PostgreSQL: cut it to make the
-database unreachable (every connection through it breaks, new ones are refused), restore it to
-bring the database back. `break_on_commit_after` breaks one connection right after it passed a
-COMMIT on to the server, before the answer comes back: a commit whose outcome the service
-cannot know."""
+"""A TCP proxy the test controls, between the service and PostgreSQL (or Redis): cut it to make
+the server unreachable (every connection through it breaks, new ones are refused), freeze it to
+make the server hang (connections stay open, nothing comes back), restore it to bring it back.
+`break_on_commit_after` breaks one connection right after it passed a COMMIT on to the server,
+before the answer comes back: a commit whose outcome the service cannot know."""
 
 import asyncio
 import contextlib
 import socket
 
 
-class PostgresProxy:
+class TcpProxy:
     def __init__(self, target_host: str, target_port: int):
         self.target = (target_host, target_port)
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.up = True
+        self.relaying = asyncio.Event()  # cleared: frozen, nothing is relayed
+        self.relaying.set()
         self.commit_marker: bytes | None = None  # see break_on_commit_after
         self.broken_commits = 0
 
@@ -41,6 +43,11 @@ class PostgresProxy:
 
     def restore(self) -> None:
         self.up = True
+        self.relaying.set()
+
+    def freeze(self) -> None:
+        """The server hangs: connections stay open and nothing they send gets an answer."""
+        self.relaying.clear()
 
     def break_on_commit_after(self, marker: bytes) -> None:
         """The next connection that sends `marker` (e.g. b"INSERT INTO orders") and then COMMIT
@@ -51,6 +58,7 @@ class PostgresProxy:
         if not self.up:
             writer.transport.abort()
             return
+        await self.relaying.wait()
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:
@@ -78,6 +86,7 @@ class PostgresProxy:
     ) -> None:
         with contextlib.suppress(OSError, ConnectionError):
             while data := await source.read(65536):
+                await self.relaying.wait()
                 if state["mute"]:
                     return  # the server's answer to the broken COMMIT never arrives
                 if watch and self.commit_marker is not None:

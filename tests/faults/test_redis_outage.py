@@ -2,11 +2,13 @@
 database, rate limits per process), revocation still reaches every process, WebSocket clients
 are told to resynchronise, and /healthz says Redis is down."""
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import bearer, client_for, make_settings, running_app, sign_up
 from tests.faults.helpers import redis_server
+from tests.faults.proxy import TcpProxy
 from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
 from tests.ws.conftest import fresh_database
@@ -84,3 +86,42 @@ async def test_requests_revocation_and_websockets_survive_a_redis_crash(tmp_path
                 assert pid in told["portfolio_ids"]
                 health = await on_one.get("/healthz")
                 assert (health.json()["redis"], health.json()["status"]) == ("ok", "ok")
+
+
+async def test_a_redis_that_hangs_does_not_hang_requests(tmp_path: Path) -> None:
+    async with (
+        redis_server() as redis,
+        fresh_database(f"redis_hang_{tmp_path.name[-12:]}", tmp_path) as url,
+    ):
+        proxy = TcpProxy("127.0.0.1", redis.port)
+        await proxy.start()
+        try:
+            settings = make_settings(url, tmp_path, redis_url=f"redis://127.0.0.1:{proxy.port}/0")
+            async with running_app(settings) as app, client_for(app) as client:
+                owner = await sign_up(app)
+                key = await owner.api_key()
+                assert (
+                    await client.get("/v1/portfolios/my", headers=bearer(key))
+                ).status_code == 200
+
+                proxy.freeze()  # Redis accepts and never answers
+
+                # Without timeouts the first request never ends; without the breaker each
+                # waits for Redis twice (credentials, budget): ten of them would take a minute.
+                async def one_after_another() -> list[int]:
+                    return [
+                        (await client.get("/v1/portfolios/my", headers=bearer(key))).status_code
+                        for _ in range(10)
+                    ]
+
+                statuses = await asyncio.wait_for(one_after_another(), timeout=30)
+                assert statuses == [200] * 10
+                health = await asyncio.wait_for(client.get("/healthz"), timeout=30)
+                assert (health.status_code, health.json()["redis"]) == (200, "down")
+
+                proxy.restore()
+                assert (
+                    await client.get("/v1/portfolios/my", headers=bearer(key))
+                ).status_code == 200
+        finally:
+            await proxy.stop()

@@ -23,6 +23,7 @@ from redis.exceptions import RedisError
 
 from papertrade.auth.events import CredentialsRevoked
 from papertrade.events import DomainEvent
+from papertrade.kit.breaker import Breaker
 
 T = TypeVar("T")
 GENERATION_KEY = "pt:credentials:generation"
@@ -31,8 +32,9 @@ BUMP_RETRY_S = 1.0
 
 
 class CredentialCache:
-    def __init__(self, redis: Redis | None):
+    def __init__(self, redis: Redis | None, breaker: Breaker | None = None):
         self._redis = redis
+        self._breaker = breaker or Breaker()
         self._entries: dict[tuple[str, str], Any] = {}
         self._generation: object = None
         self._epoch = 0  # bumped whenever entries are dropped
@@ -87,6 +89,10 @@ class CredentialCache:
         """False when the generation cannot be read (the cache is then emptied)."""
         if self._redis is None:
             return True
+        if not self._breaker.allows():
+            self._forget_all()
+            self._generation = None
+            return False
         try:
             generation = await self._redis.get(GENERATION_KEY)
             if generation is None:
@@ -95,6 +101,7 @@ class CredentialCache:
                 await self._redis.set(GENERATION_KEY, secrets.randbelow(1 << 62), nx=True)
                 generation = await self._redis.get(GENERATION_KEY)
         except (RedisError, OSError):
+            self._breaker.failed()
             self._forget_all()
             self._generation = None
             return False

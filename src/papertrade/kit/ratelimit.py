@@ -9,6 +9,8 @@ from typing import Protocol
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from papertrade.kit.breaker import Breaker
+
 log = logging.getLogger("papertrade.ratelimit")
 
 
@@ -107,13 +109,15 @@ class RedisRateLimiter:
     so a client may get up to one budget per process); a request is never refused or failed
     because Redis is away. One warning when Redis goes away, one when it is back."""
 
-    def __init__(self, redis: Redis, namespace: str = "") -> None:
+    def __init__(self, redis: Redis, namespace: str = "", breaker: Breaker | None = None) -> None:
         self._redis = redis
+        self._breaker = breaker or Breaker()
         self._prefix = f"pt:{namespace}:rl:" if namespace else "pt:rl:"
         self._local = MemoryRateLimiter()
         self.redis_down = False
 
     def _lost(self, exc: Exception) -> None:
+        self._breaker.failed()
         if not self.redis_down:
             self.redis_down = True
             log.warning("Redis unreachable (%s): rate limits are per process until it is back", exc)
@@ -130,6 +134,8 @@ class RedisRateLimiter:
         return (await self.hit_all([Charge(key, limit, window_s, cost)]))[0]
 
     async def hit_all(self, charges: Sequence[Charge]) -> list[Usage]:
+        if not self._breaker.allows():
+            return await self._local.hit_all(charges)
         try:
             usages = await self._hit_all(charges)
         except (RedisError, OSError) as exc:
@@ -166,6 +172,8 @@ class RedisRateLimiter:
 
     async def peek(self, key: str, window_s: int) -> int:
         start, _ = _window(window_s)
+        if not self._breaker.allows():
+            return await self._local.peek(key, window_s)
         try:
             value = await self._redis.get(self._name(key, window_s, start))
         except (RedisError, OSError) as exc:
@@ -174,6 +182,9 @@ class RedisRateLimiter:
         return int(value or 0)
 
     async def give_back(self, charges: Sequence[Charge], charged_at: float) -> None:
+        if not self._breaker.allows():
+            await self._local.give_back(charges, charged_at)
+            return
         try:
             await self._give_back(charges, charged_at)
         except (RedisError, OSError) as exc:
