@@ -81,6 +81,26 @@ async def test_a_process_without_redis_cannot_join_processes_with_it(
         assert "without Redis" in output
 
 
+@needs_postgres
+async def test_a_job_worker_cannot_join_a_process_without_redis(
+    isolated_settings: Settings,
+) -> None:
+    async with redis_server() as redis, running_app(isolated_settings):
+        env = {
+            **os.environ,
+            "PAPERTRADE_DATABASE_URL": isolated_settings.database_url,
+            "PAPERTRADE_VAR_DIR": str(isolated_settings.var_dir),
+            "PAPERTRADE_SECRET_KEY": "test-secret-key",
+            "PAPERTRADE_REDIS_URL": redis.url,
+        }
+        worker = await asyncio.create_subprocess_exec(
+            PAPERTRADE, "worker", env=env, stderr=asyncio.subprocess.PIPE
+        )
+        _, said = await asyncio.wait_for(worker.communicate(), 60)
+    assert worker.returncode != 0
+    assert "uses this PostgreSQL database without Redis" in said.decode()
+
+
 def test_several_workers_without_redis_are_refused_up_front(tmp_path: Path) -> None:
     import subprocess
 
