@@ -75,7 +75,10 @@ def is_outage(exc: BaseException) -> bool:
             return True
         if isinstance(exc.orig, sqlite3.Error):
             return False  # SQLite is a file: its errors are not outages (a full disk aside)
-        return isinstance(exc, OperationalError | InterfaceError) or _is_network(exc.orig)
+        if isinstance(exc, OperationalError | InterfaceError):
+            return True
+        # The driver's own error sits under SQLAlchemy's adapter of it.
+        return _is_network(exc.orig) or _is_network(getattr(exc.orig, "__cause__", None))
     return _is_network(exc)
 
 
