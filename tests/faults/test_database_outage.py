@@ -136,3 +136,17 @@ async def test_a_commit_whose_answer_is_lost_says_unknown_and_is_found_afterward
         assert len(found) == 1 and found[0]["status"] == "filled"
         again = await client.post("/v1/order", json=_market_order(pid, coid), headers=bearer(key))
         assert (again.status_code, again.json()["error"]) == (409, "duplicate_client_order_id")
+
+        # The same on /fapi: Binance's "execution status unknown" (ccxt: RequestTimeout).
+        bot = await make_bot(user, client)
+        fapi_coid = f"lost-fapi-{uuid.uuid4().hex[:6]}"
+        proxy.break_on_commit_after(fapi_coid.encode())
+        params = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.01"}
+        lost = await bot.call("POST", "/v1/order", {**params, "newClientOrderId": fapi_coid})
+        assert proxy.broken_commits == 2
+        assert (lost.status_code, lost.json()["code"]) == (503, -1007)
+        assert lost.headers["Retry-After"]
+        found_fapi = await bot.call(
+            "GET", "/v1/order", {"symbol": "BTCUSDT", "origClientOrderId": fapi_coid}
+        )
+        assert found_fapi.json()["status"] == "FILLED"

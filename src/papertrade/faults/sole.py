@@ -53,6 +53,7 @@ class _Holder:
     connection: Any = None  # asyncpg.Connection holding the lock
     lost: str | None = None  # why the lock is not held right now
     task: "asyncio.Task[None] | None" = field(default=None, repr=False)
+    taking: "asyncio.Future[bool] | None" = field(default=None, repr=False)
 
 
 _HOLDERS: dict[str, _Holder] = {}  # by database URL: one lock per process and database
@@ -76,14 +77,27 @@ class SoleProcessGuard:
 
     async def start(self) -> None:
         holder = _HOLDERS.get(self.database_url)
-        if holder is None:
-            holder = _Holder(self.database_url, shared=self.with_redis)
-            if not await _take(holder):
-                raise SecondProcessRefused(refusal(self.with_redis))
+        if holder is None:  # registered before any await: apps starting together share it
+            holder = _HOLDERS[self.database_url] = _Holder(self.database_url, self.with_redis)
+            holder.taking = asyncio.ensure_future(_take(holder))
+        assert holder.taking is not None
+        try:
+            taken = await asyncio.shield(holder.taking)
+        except BaseException:
+            self._abandon(holder)
+            raise
+        if not taken:
+            self._abandon(holder)
+            raise SecondProcessRefused(refusal(self.with_redis))
+        if holder.task is None:
             holder.task = asyncio.create_task(_watch(holder), name="sole-process-guard")
-            _HOLDERS[self.database_url] = holder
         holder.users += 1
         self._holder = holder
+
+    @staticmethod
+    def _abandon(holder: _Holder) -> None:
+        if holder.users == 0 and _HOLDERS.get(holder.url) is holder:
+            del _HOLDERS[holder.url]
 
     async def stop(self) -> None:
         holder, self._holder = self._holder, None
