@@ -68,9 +68,8 @@ class Database:
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
         self.outages = OutageLog()
         if not self.is_sqlite:
-            # A new connection means the database answers again (after an outage, pre-ping
-            # replaces the pooled connections that died with it).
-            event.listen(self.engine.sync_engine, "connect", lambda *_: self.outages.succeeded())
+            # A checked-out connection has passed pre-ping: the database answers (again).
+            event.listen(self.engine.sync_engine, "checkout", lambda *_: self.outages.succeeded())
         # SQLite has one writer; queueing here beats SQLITE_BUSY retries and lock-upgrade deadlocks.
         self.write_lock = asyncio.Lock()
         self._writer_engine: Engine | None = None
@@ -105,7 +104,7 @@ class Database:
                     raise CommitOutcomeUnknown() from exc
                 raise
             if self.is_sqlite and wrote:  # a write committed: a full disk has room again
-                self.outages.succeeded()
+                self.outages.succeeded(certain=True)
 
     async def run_unit(
         self, work: Callable[[Session, WriterMemory | None], T], *, remember: bool = False
@@ -157,7 +156,7 @@ class Database:
                     else:  # its writes would not change this connection's data_version
                         self._forget()
                     result = work(session, memory)
-                self.outages.succeeded()  # committed: a full disk has room again
+                self.outages.succeeded(certain=True)  # committed: a full disk has room again
                 return result
             except BaseException:
                 self._forget()  # what the failed unit changed in memory never reached the database

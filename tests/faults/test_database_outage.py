@@ -2,6 +2,7 @@
 shape with Retry-After, "not executed" unless a commit's outcome is unknown, one warning line
 each way instead of a traceback per request, and no failed request once it is back."""
 
+import asyncio
 import logging
 import uuid
 from pathlib import Path
@@ -92,6 +93,11 @@ async def test_an_outage_answers_503_and_the_first_requests_after_it_succeed(
             again = await client.post("/v1/order", json=body, headers=bearer(key))
             assert again.status_code == 201, again.text
         assert (await client.get("/healthz")).status_code == 200
+        for _ in range(100):  # "back" is said once nothing has failed for a second
+            if any("available again" in line for line in _fault_lines(caplog)):
+                break
+            await asyncio.sleep(0.1)
+            await client.get("/healthz")
 
         orders = await client.get("/v1/order", params={"portfolio_id": pid}, headers=bearer(key))
         placed_ids = {o["client_order_id"] for o in orders.json()["orders"]}

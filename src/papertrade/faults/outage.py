@@ -10,6 +10,7 @@ back.
 
 import logging
 import sqlite3
+import time
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
@@ -110,24 +111,35 @@ def as_unavailable(exc: BaseException) -> PapertradeError | None:
 
 
 class OutageLog:
-    """One warning when the database goes away and one when it is back, whatever the traffic."""
+    """One warning when the database goes away and one when it is back, whatever the traffic.
+
+    Many tasks use the database at once: one that got its answer just before the outage may
+    report success just after another reported the failure. So, unless `certain` (SQLite,
+    whose writes are serialised), a success counts only once no failure came for QUIET_S."""
+
+    QUIET_S = 1.0
 
     def __init__(self) -> None:
         self.down_reason: str | None = None
+        self._last_failure = 0.0
 
     @property
     def down(self) -> bool:
         return self.down_reason is not None
 
     def failed(self, exc: BaseException) -> None:
+        self._last_failure = time.monotonic()
         if self.down_reason is None:
             self.down_reason = _describe(exc)
             log.warning("database unavailable: %s", self.down_reason)
 
-    def succeeded(self) -> None:
-        if self.down_reason is not None:
-            log.warning("database available again (it was: %s)", self.down_reason)
-            self.down_reason = None
+    def succeeded(self, *, certain: bool = False) -> None:
+        if self.down_reason is None:
+            return
+        if not certain and time.monotonic() - self._last_failure < self.QUIET_S:
+            return
+        log.warning("database available again (it was: %s)", self.down_reason)
+        self.down_reason = None
 
 
 def _describe(exc: BaseException) -> str:
