@@ -9,7 +9,6 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy import text
 from starlette.responses import HTMLResponse, Response
 
 from papertrade import __version__, errorhandlers, migrate, openapi, v1
@@ -19,10 +18,13 @@ from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
 from papertrade.engine.leader import LeaderDuty, Leadership
 from papertrade.fapi import routes as fapi_routes
+from papertrade.faults import health
+from papertrade.faults.middleware import DatabaseFaultMiddleware
+from papertrade.faults.sole import SecondProcessRefused, SoleProcessGuard
 from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit import logredact
-from papertrade.kit.responses import NativeJSONResponse, native_error
+from papertrade.kit.responses import NativeJSONResponse
 from papertrade.market.from_settings import feed_from_settings, shared_feed
 from papertrade.middleware import (
     BodyLimitMiddleware,
@@ -58,9 +60,19 @@ def create_app(
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
+    # Without Redis one process per PostgreSQL database (faults/sole.py); SQLite is one process.
+    guard = (
+        None if ctx.db.is_sqlite else SoleProcessGuard(settings.database_url, ctx.redis is not None)
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if guard is not None:
+            try:
+                await guard.start()
+            except SecondProcessRefused as exc:
+                log.error("refusing to start: %s", exc)
+                raise
         await migrate.upgrade(ctx.db.engine)
         upstream = await feed_from_settings(settings)
         # Scale-out with Redis: only the engine leader runs `upstream`; the others follow it.
@@ -88,6 +100,8 @@ def create_app(
             await jobs.stop()
             await ctx.market.stop()
             await ctx.close()
+            if guard is not None:
+                await guard.stop()
 
     app = FastAPI(
         title="Papertrade",
@@ -119,25 +133,21 @@ def create_app(
     app.include_router(native, prefix="/v1")
     app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)
     app.include_router(webhook_endpoints.root_router)
-    _add_platform_routes(app, ctx)
+    _add_platform_routes(app, ctx, guard)
     app.include_router(web_routes.router)
     app.add_middleware(IdempotencyMiddleware, ctx=ctx)
     app.add_middleware(NulGuardMiddleware, settings=settings)
     app.add_middleware(BodyLimitMiddleware, ctx=ctx)
     app.add_middleware(AddressBudgetMiddleware, ctx=ctx)  # before any body is read
+    app.add_middleware(DatabaseFaultMiddleware, ctx=ctx)  # a database outage: 503, no traceback
     app.add_middleware(SecurityHeadersMiddleware, settings=settings)  # outermost: every answer
     return app
 
 
-def _add_platform_routes(app: FastAPI, ctx: AppContext) -> None:
+def _add_platform_routes(app: FastAPI, ctx: AppContext, guard: SoleProcessGuard | None) -> None:
     @app.get("/healthz", include_in_schema=False)
     async def healthz() -> Response:
-        try:
-            async with ctx.db.reader() as session:
-                await session.execute(text("SELECT 1"))
-        except Exception as exc:  # the answer must say "down", whatever the driver raised
-            return native_error(503, "database_unavailable", f"Database check failed: {exc}")
-        return NativeJSONResponse({"status": "ok", "database": "ok"})
+        return await health.report(ctx, guard)
 
     if (FRONTEND / "swagger-ui-dist").is_dir():
         app.mount("/static/vendor", StaticFiles(directory=FRONTEND), name="vendor")

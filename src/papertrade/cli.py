@@ -21,6 +21,11 @@ def _serve(args: argparse.Namespace) -> None:
             "--workers > 1 needs PostgreSQL (PAPERTRADE_DATABASE_URL=postgresql+asyncpg://...): "
             "SQLite has a single writer."
         )
+    if args.workers > 1 and not settings.redis_url:
+        raise SystemExit(
+            "--workers > 1 needs Redis: set PAPERTRADE_REDIS_URL (the processes share revoked "
+            "keys, rate limits and WebSocket events through it)."
+        )
     settings.var_dir.mkdir(parents=True, exist_ok=True)
     settings.resolved_secret_key()  # generated here, once, before any worker starts
     options = {

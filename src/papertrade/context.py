@@ -14,6 +14,7 @@ from papertrade.auth.credcache import CredentialCache
 from papertrade.config import Settings
 from papertrade.db import Database, WriterMemory
 from papertrade.events import EventBus
+from papertrade.kit.breaker import Breaker
 from papertrade.kit.deployment import namespace
 from papertrade.kit.once import SeenOnce
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
@@ -47,13 +48,20 @@ class AppContext:
 
     @classmethod
     def build(cls, settings: Settings) -> "AppContext":
-        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
+        # Timeouts: a Redis that hangs must fail like one that is down (callers fall back), and
+        # the breaker then skips it for a second instead of every request waiting.
+        redis = (
+            Redis.from_url(settings.redis_url, socket_connect_timeout=2, socket_timeout=3)
+            if settings.redis_url
+            else None
+        )
+        breaker = Breaker()
         limiter: RateLimiter = (
-            RedisRateLimiter(redis, namespace(settings.database_url))
+            RedisRateLimiter(redis, namespace(settings.database_url), breaker)
             if redis
             else MemoryRateLimiter()
         )
-        credentials = CredentialCache(redis)
+        credentials = CredentialCache(redis, breaker)
         ctx = cls(
             settings=settings,
             db=Database(settings.database_url),
@@ -61,7 +69,7 @@ class AppContext:
             limiter=limiter,
             redis=redis,
             credentials=credentials,
-            replays=SeenOnce(redis, "pt:fapi:sig:"),
+            replays=SeenOnce(redis, "pt:fapi:sig:", breaker),
         )
         ctx.events.subscribe(credentials.on_events)
         return ctx

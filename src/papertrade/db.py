@@ -16,6 +16,8 @@ from sqlalchemy.ext.asyncio import (
 )
 from sqlalchemy.orm import DeclarativeBase, Session
 
+from papertrade.faults.outage import CommitOutcomeUnknown, OutageLog, is_outage
+
 T = TypeVar("T")
 AnySession = Session | AsyncSession  # code that only adds, changes and emits takes either
 
@@ -64,6 +66,10 @@ class Database:
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        self.outages = OutageLog()
+        if not self.is_sqlite:
+            # A checked-out connection has passed pre-ping: the database answers (again).
+            event.listen(self.engine.sync_engine, "checkout", lambda *_: self.outages.succeeded())
         # SQLite has one writer; queueing here beats SQLITE_BUSY retries and lock-upgrade deadlocks.
         self.write_lock = asyncio.Lock()
         self._writer_engine: Engine | None = None
@@ -73,13 +79,32 @@ class Database:
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
-        """A session whose work commits on success and rolls back on any error."""
+        """A session whose work commits on success and rolls back on any error.
+
+        A connection lost during the commit raises CommitOutcomeUnknown (the change may have
+        been made); lost at any earlier point, nothing was committed."""
         async with contextlib.AsyncExitStack() as stack:
             if self.is_sqlite:
                 await stack.enter_async_context(self.write_lock)
             session = await stack.enter_async_context(self.sessions())
-            async with session.begin():
+            transaction = await session.begin()
+            try:
                 yield session
+                wrote = bool(session.new or session.dirty or session.deleted)
+                await session.flush()  # a failure here still leaves nothing committed
+            except BaseException:
+                with contextlib.suppress(Exception):  # a broken connection cannot roll back
+                    await transaction.rollback()
+                raise
+            try:
+                await transaction.commit()
+            except Exception as exc:
+                if is_outage(exc):
+                    self.outages.failed(exc)
+                    raise CommitOutcomeUnknown() from exc
+                raise
+            if self.is_sqlite and wrote:  # a write committed: a full disk has room again
+                self.outages.succeeded(certain=True)
 
     async def run_unit(
         self, work: Callable[[Session, WriterMemory | None], T], *, remember: bool = False
@@ -130,7 +155,9 @@ class Database:
                         memory = self._remembered(session)
                     else:  # its writes would not change this connection's data_version
                         self._forget()
-                    return work(session, memory)
+                    result = work(session, memory)
+                self.outages.succeeded(certain=True)  # committed: a full disk has room again
+                return result
             except BaseException:
                 self._forget()  # what the failed unit changed in memory never reached the database
                 raise

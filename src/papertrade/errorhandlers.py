@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from papertrade.context import AppContext
-from papertrade.errors import PapertradeError, RateLimited
+from papertrade.errors import PapertradeError
 from papertrade.fapi.errors import HTTP_STATUS_TO_FAPI, domain_to_fapi, fapi_error
 from papertrade.kit.responses import native_error
 from papertrade.middleware import apply_security_headers
@@ -47,7 +47,8 @@ def _describe_validation(exc: RequestValidationError) -> str:
 
 async def on_domain_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, PapertradeError)
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+    retry_after = getattr(exc, "retry_after", None)  # rate limits, outages
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
     if _is_fapi(request):
         status, code, msg = domain_to_fapi(exc)
         return fapi_error(status, code, msg, headers)

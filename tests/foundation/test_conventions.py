@@ -90,7 +90,10 @@ async def test_docs_are_served_without_any_cdn(anon: httpx.AsyncClient) -> None:
 
 async def test_healthz_checks_the_database(anon: httpx.AsyncClient, settings: Settings) -> None:
     response = await anon.get("/healthz")
-    assert response.json() == {"status": "ok", "database": "ok"}
+    assert response.status_code == 200
+    health = response.json()
+    assert (health["status"], health["database"], health["market"]) == ("ok", "ok", "ok")
+    assert health["redis"] == "unused" and ("disk" in health) == settings.is_sqlite
     broken = settings.model_copy(
         update={"database_url": "sqlite+aiosqlite:////nonexistent/dir/x.db"}
     )

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from papertrade.config import Settings
+from tests.foundation.helpers import REDIS_URL
 from tests.liveserver import free_port
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads sockets with `ss`")
@@ -50,13 +51,15 @@ async def _until(condition: Callable[[], bool], what: str, within: float = 60) -
 
 
 async def _serve(settings: Settings, var_dir: Path, port: int, *, stdout: int) -> Process:
-    """`papertrade serve --workers 2` on `port`, on the database of `settings`."""
+    """`papertrade serve --workers 2` on `port`, on the database of `settings`, with Redis."""
     env = {
         **os.environ,
         "PAPERTRADE_DATABASE_URL": settings.database_url,
         "PAPERTRADE_VAR_DIR": str(var_dir),
         "PAPERTRADE_MARKET_SOURCE": "sim",
         "PAPERTRADE_SECRET_KEY": "test-secret-key",
+        # Several processes on one PostgreSQL database need Redis (docs/reliability.md).
+        "PAPERTRADE_REDIS_URL": REDIS_URL,
     }
     serve = str(Path(sys.executable).parent / "papertrade")
     return await asyncio.create_subprocess_exec(
@@ -113,7 +116,7 @@ async def test_a_killed_worker_is_replaced_and_a_stop_ends_them_all(
     async with httpx.AsyncClient() as client:
         for _ in range(8):
             answer = await client.get(f"http://127.0.0.1:{port}/healthz", timeout=30)
-            assert answer.json() == {"status": "ok", "database": "ok"}
+            assert (answer.json()["status"], answer.json()["database"]) == ("ok", "ok")
     supervisor.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(supervisor.wait(), 60) == 0
     assert not _listeners(port), "no worker is left listening"

@@ -18,6 +18,7 @@ from papertrade.engine import jobs as engine_jobs
 from papertrade.engine import risk
 from papertrade.engine.triggers import Fired, TriggerWatch
 from papertrade.events import DomainEvent
+from papertrade.faults.outage import log_failure
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.decimals import ZERO
 from papertrade.models import ConditionalOrder, Order, Portfolio, Position
@@ -163,8 +164,8 @@ class Engine:
             passes += 1
             try:
                 await self.pick_up_open_orders(full=passes % FULL_PASS_EVERY == 0)
-            except Exception:
-                log.exception("following open orders failed")
+            except Exception as exc:
+                log_failure(log, "following open orders failed", exc, self.ctx.db.outages)
 
     def rest(self, order: AnyOrder) -> None:
         """Put an open order in its book (price-time priority)."""
@@ -300,10 +301,9 @@ class Engine:
         try:
             async with self.ctx.transaction() as uow:
                 await self._apply_crossed(uow, symbol, crossed)
-        except Exception:
-            log.exception(
-                "filling %d crossed %s orders failed; they stay resting", len(crossed), symbol
-            )
+        except Exception as exc:
+            what = f"filling {len(crossed)} crossed {symbol} orders failed; they stay resting"
+            log_failure(log, what, exc, self.ctx.db.outages)
             for resting in crossed:
                 self.books.add(symbol, resting)
 
@@ -382,5 +382,5 @@ class Engine:
             await asyncio.sleep(self._sweep_interval_s)
             try:
                 await risk.liquidate_underwater(self.ctx)
-            except Exception:
-                log.exception("liquidation sweep failed")
+            except Exception as exc:
+                log_failure(log, "liquidation sweep failed", exc, self.ctx.db.outages)

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
+from papertrade.faults.outage import log_failure
 
 log = logging.getLogger("papertrade.engine.leader")
 LOCK_KEY = 0x70617065  # "pape": one lock id for the whole deployment
@@ -88,8 +89,8 @@ class Leadership:
                     await self._hold()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("engine election failed; retrying")
+            except Exception as exc:
+                log_failure(log, "engine election failed; retrying", exc, self.ctx.db.outages)
             if self.engine.active:
                 log.warning("engine leadership lost; standing by")
                 await self._stand_by()

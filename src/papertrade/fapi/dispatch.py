@@ -18,6 +18,7 @@ from papertrade.errors import PapertradeError
 from papertrade.fapi.auth import Caller, Meter, authenticate, charge, client_ip
 from papertrade.fapi.errors import FapiJSONResponse, error_response
 from papertrade.fapi.params import Params
+from papertrade.faults.outage import as_unavailable
 from papertrade.trading.errors import TradingRuleError
 
 log = logging.getLogger("papertrade.fapi")
@@ -108,9 +109,14 @@ def route_handler(spec: Endpoint) -> Callable[[Request], Awaitable[Response]]:
             result = await spec.handler(Call(request, ctx, params, caller, meter))
             response = result if isinstance(result, Response) else FapiJSONResponse(result)
         except Exception as exc:
-            if not isinstance(exc, PapertradeError | TradingRuleError):
-                log.exception("unhandled error on %s %s", request.method, request.url.path)
-            response = error_response(exc)
+            unavailable = as_unavailable(exc)
+            if unavailable is not None:  # the database failed: 503, logged once per outage
+                ctx.db.outages.failed(exc)
+                response = error_response(unavailable)
+            else:
+                if not isinstance(exc, PapertradeError | TradingRuleError):
+                    log.exception("unhandled error on %s %s", request.method, request.url.path)
+                response = error_response(exc)
         if meter.weight is None:
             # Refused before any charge (malformed parameters): the IP still pays for it.
             usage = await ctx.limiter.hit(

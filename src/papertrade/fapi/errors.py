@@ -132,7 +132,16 @@ DOMAIN_ERRORS: dict[str, tuple[int, int, str]] = {
     "conditional_not_found": (400, -2013, "Order does not exist."),
     "conditional_not_open": (400, -2011, "Unknown order sent."),
     "duplicate_client_algo_id": (400, -4116, "ClientOrderId is duplicated."),
+    "service_unavailable": (503, -1001, INTERNAL_RETRY),
+    "storage_full": (503, -1001, INTERNAL_RETRY),
 }
+# Binance's answer when an order's fate is unknown; ccxt raises RequestTimeout (a NetworkError).
+OUTCOME_UNKNOWN = (
+    503,
+    -1007,
+    "Timeout waiting for response from backend server. Send status unknown; "
+    "execution status unknown.",
+)
 
 
 def _with_detail(msg: str, detail: str) -> str:
@@ -153,6 +162,9 @@ def domain_to_fapi(exc: Exception) -> tuple[int, int, str]:
         return 400, code, _with_detail(msg, exc.message)
     if isinstance(exc, RateLimited):
         return 429, -1003, exc.message
+    if getattr(exc, "outcome_known", True) is False:  # faults.outage.CommitOutcomeUnknown
+        status, code, msg = OUTCOME_UNKNOWN
+        return status, code, _with_detail(msg, str(exc))
     if isinstance(exc, PapertradeError):
         known = DOMAIN_ERRORS.get(exc.code)
         if known is not None:
@@ -169,6 +181,7 @@ def error_response(exc: Exception) -> Response:
     headers: dict[str, str] = {}
     if isinstance(exc, FapiError):
         headers.update(exc.headers)
-    if isinstance(exc, RateLimited):
-        headers["Retry-After"] = str(exc.retry_after)
+    retry_after = getattr(exc, "retry_after", None)  # rate limits, outages
+    if retry_after:
+        headers["Retry-After"] = str(retry_after)
     return fapi_error(status, code, msg, headers or None)

@@ -13,6 +13,7 @@ import signal
 from papertrade import migrate
 from papertrade.config import Settings
 from papertrade.context import AppContext
+from papertrade.faults.sole import SecondProcessRefused, SoleProcessGuard
 from papertrade.jobs.broker import is_scale_out, queue_name
 from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
@@ -40,6 +41,13 @@ def refusal(settings: Settings) -> str | None:
 
 async def run(settings: Settings) -> None:
     """Consume jobs until SIGINT or SIGTERM, then let running jobs finish and stop."""
+    # A worker shares the database like any process with Redis (faults/sole.py): it may not
+    # join a process that holds the database alone, without Redis.
+    guard = SoleProcessGuard(settings.database_url, with_redis=True)
+    try:
+        await guard.start()
+    except SecondProcessRefused as exc:
+        raise SystemExit(f"papertrade worker: {exc}") from exc
     ctx = AppContext.build(settings)
     await migrate.upgrade(ctx.db.engine)
     feed = shared_feed(settings, await feed_from_settings(settings), ctx.redis)
@@ -62,3 +70,4 @@ async def run(settings: Settings) -> None:
         await realtime.stop()
         await feed.stop()
         await ctx.close()
+        await guard.stop()

@@ -1,11 +1,17 @@
 """Fixed-window rate limiting: in-process by default, Redis-backed when several processes share."""
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from papertrade.kit.breaker import Breaker
+
+log = logging.getLogger("papertrade.ratelimit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +103,29 @@ class RedisRateLimiter:
     """Counters in Redis, so every process charges one shared budget per credential.
 
     `namespace` keeps deployments (and test runs) that share one Redis on budgets of their own:
-    credential ids and client addresses repeat between databases."""
+    credential ids and client addresses repeat between databases.
 
-    def __init__(self, redis: Redis, namespace: str = "") -> None:
+    While Redis cannot be reached each process charges budgets of its own (the same limits,
+    so a client may get up to one budget per process); a request is never refused or failed
+    because Redis is away. One warning when Redis goes away, one when it is back."""
+
+    def __init__(self, redis: Redis, namespace: str = "", breaker: Breaker | None = None) -> None:
         self._redis = redis
+        self._breaker = breaker or Breaker()
         self._prefix = f"pt:{namespace}:rl:" if namespace else "pt:rl:"
+        self._local = MemoryRateLimiter()
+        self.redis_down = False
+
+    def _lost(self, exc: Exception) -> None:
+        self._breaker.failed()
+        if not self.redis_down:
+            self.redis_down = True
+            log.warning("Redis unreachable (%s): rate limits are per process until it is back", exc)
+
+    def _back(self) -> None:
+        if self.redis_down:
+            self.redis_down = False
+            log.warning("Redis reachable again: rate limits are shared again")
 
     def _name(self, key: str, window_s: int, start: int) -> str:
         return f"{self._prefix}{key}:{window_s}:{start}"
@@ -110,6 +134,17 @@ class RedisRateLimiter:
         return (await self.hit_all([Charge(key, limit, window_s, cost)]))[0]
 
     async def hit_all(self, charges: Sequence[Charge]) -> list[Usage]:
+        if not self._breaker.allows():
+            return await self._local.hit_all(charges)
+        try:
+            usages = await self._hit_all(charges)
+        except (RedisError, OSError) as exc:
+            self._lost(exc)
+            return await self._local.hit_all(charges)
+        self._back()
+        return usages
+
+    async def _hit_all(self, charges: Sequence[Charge]) -> list[Usage]:
         """All the budgets in one round trip (a signed order charges three)."""
         windows = [_window(charge.window_s) for charge in charges]
         names = [
@@ -137,10 +172,26 @@ class RedisRateLimiter:
 
     async def peek(self, key: str, window_s: int) -> int:
         start, _ = _window(window_s)
-        value = await self._redis.get(self._name(key, window_s, start))
+        if not self._breaker.allows():
+            return await self._local.peek(key, window_s)
+        try:
+            value = await self._redis.get(self._name(key, window_s, start))
+        except (RedisError, OSError) as exc:
+            self._lost(exc)
+            return await self._local.peek(key, window_s)
         return int(value or 0)
 
     async def give_back(self, charges: Sequence[Charge], charged_at: float) -> None:
+        if not self._breaker.allows():
+            await self._local.give_back(charges, charged_at)
+            return
+        try:
+            await self._give_back(charges, charged_at)
+        except (RedisError, OSError) as exc:
+            self._lost(exc)
+            await self._local.give_back(charges, charged_at)
+
+    async def _give_back(self, charges: Sequence[Charge], charged_at: float) -> None:
         async with self._redis.pipeline(transaction=True) as pipe:
             for charge in charges:
                 start = _still_open(charge.window_s, charged_at)

@@ -288,7 +288,8 @@ class SharedFeed:
             except REDIS_ERRORS as exc:
                 if cancel_requested():
                     raise asyncio.CancelledError from exc
-                log.warning("market data: Redis relay lost (%s); reconnecting", exc)
+                if delay == 0.1:  # once per outage, not once per attempt
+                    log.warning("market data: Redis relay lost (%s); reconnecting", exc)
                 self._relay_up = False
                 if self._pubsub is not None:
                     with contextlib.suppress(Exception):

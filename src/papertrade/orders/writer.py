@@ -20,6 +20,7 @@ from starlette.requests import HTTPConnection
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.errors import PapertradeError
+from papertrade.faults.outage import as_unavailable
 from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.pricing import Venue
@@ -108,6 +109,14 @@ class OrderWriter:
                 request.fail(RuntimeError("the service is shutting down"))
             raise
         except Exception as exc:
+            unavailable = as_unavailable(exc)
+            if unavailable is not None:
+                # The database failed, not an order: placing each alone would fail the same
+                # way, or (after a commit of unknown outcome) place the group twice.
+                self._ctx.db.outages.failed(exc)
+                for request in group:
+                    request.fail(unavailable)
+                return
             if len(group) == 1:
                 log.exception("order placement failed")
                 group[0].fail(exc)

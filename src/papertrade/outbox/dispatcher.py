@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select
 
 from papertrade.context import AppContext
+from papertrade.faults.outage import log_failure
 from papertrade.kit.tasks import cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.models import OutboxCursor, OutboxEvent
@@ -104,8 +105,8 @@ class Dispatcher:
                 last_prune = loop.time()
                 try:
                     await self.prune()
-                except Exception:
-                    log.exception("pruning the outbox failed")
+                except Exception as exc:
+                    log_failure(log, "pruning the outbox failed", exc, self.ctx.db.outages)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(written.wait(), self.poll_s)  # or a commit elsewhere
 
@@ -116,11 +117,12 @@ class Dispatcher:
         try:
             while await self._deliver(consumer) == BATCH:
                 pass
-        except Exception:
+        except Exception as exc:
             if cancel_requested():
                 raise
             pause = min(60.0, 2.0**failures)
             self._failing[consumer.name] = (failures + 1, now + pause)
-            log.exception("outbox consumer %s failed; retrying in %.0f s", consumer.name, pause)
+            what = f"outbox consumer {consumer.name} failed; retrying in {pause:.0f} s"
+            log_failure(log, what, exc, self.ctx.db.outages)
             return
         self._failing.pop(consumer.name, None)

@@ -8,7 +8,8 @@ from starlette.websockets import WebSocket
 
 from papertrade.auth.v1 import charge_rate_limit
 from papertrade.context import AppContext
-from papertrade.errors import PapertradeError, RateLimited
+from papertrade.errors import PapertradeError
+from papertrade.faults.outage import as_unavailable
 from papertrade.kit.responses import native_error
 from papertrade.ws.auth import principal_from_upgrade
 from papertrade.ws.client import Client
@@ -22,17 +23,21 @@ from papertrade.ws.service import (
 from papertrade.ws.session import Session
 
 router = APIRouter(tags=["websocket"])
+CLOSE_TRY_AGAIN_LATER = 1013  # RFC 6455: the service is unavailable for now
 
 
 async def _deny(websocket: WebSocket, exc: PapertradeError) -> None:
     """Refuse the upgrade with an HTTP status and a native error body when the server can."""
     if "websocket.http.response" in websocket.scope.get("extensions", {}):
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        retry_after = getattr(exc, "retry_after", None)  # rate limits, outages
+        headers = {"Retry-After": str(retry_after)} if retry_after else None
         await websocket.send_denial_response(
             native_error(exc.status_code, exc.code, exc.message, headers)
         )
         return
-    code = {401: CLOSE_UNAUTHENTICATED, 429: CLOSE_RATE_LIMITED}.get(exc.status_code)
+    code = {401: CLOSE_UNAUTHENTICATED, 429: CLOSE_RATE_LIMITED, 503: CLOSE_TRY_AGAIN_LATER}.get(
+        exc.status_code
+    )
     await websocket.close(code=code or CLOSE_FORBIDDEN, reason=exc.code)
 
 
@@ -50,6 +55,13 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
             await charge_rate_limit(ctx, principal)
     except PapertradeError as exc:
         await _deny(websocket, exc)
+        return
+    except Exception as exc:
+        unavailable = as_unavailable(exc)  # the database is away: 503, not a 500
+        if unavailable is None:
+            raise
+        ctx.db.outages.failed(exc)
+        await _deny(websocket, unavailable)
         return
     await websocket.accept()
     client = Client(websocket, max_buffer=ctx.settings.ws_max_buffer_bytes)

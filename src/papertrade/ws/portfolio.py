@@ -162,6 +162,7 @@ class PortfolioFanout:
     async def _publish_forever(self) -> None:
         assert self.redis is not None
         script = self.redis.register_script(_PUBLISH)
+        publish_failing = False
         while True:
             wires = await self._queue.get()
             keys: list[str] = []
@@ -173,8 +174,12 @@ class PortfolioFanout:
             except (RedisError, OSError) as exc:
                 if cancel_requested():
                     raise asyncio.CancelledError from exc
-                log.error("publishing %d WebSocket events to Redis failed: %s", len(wires), exc)
+                if not publish_failing:  # once per outage; every batch's clients are told
+                    log.error("publishing WebSocket events to Redis failed: %s", exc)
+                publish_failing = True
                 self.resync({w[1] for w in wires}, "the event relay was unavailable")
+                continue
+            publish_failing = False
 
     async def _listen(self) -> None:
         delay = 0.1
@@ -184,12 +189,14 @@ class PortfolioFanout:
                 if pubsub is None:
                     pubsub = self._pubsub = await self._subscribe()
                     self.resync(None, "the event relay reconnected")
+                    log.warning("WebSocket event relay reconnected; clients told to resync")
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                 delay = 0.1
             except (RedisError, OSError) as exc:
                 if cancel_requested():
                     raise asyncio.CancelledError from exc
-                log.warning("WebSocket event relay lost (%s); reconnecting", exc)
+                if delay == 0.1:  # once per outage, not once per attempt
+                    log.warning("WebSocket event relay lost (%s); reconnecting", exc)
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
                         await pubsub.aclose()  # type: ignore[no-untyped-call]

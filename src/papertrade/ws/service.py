@@ -9,6 +9,7 @@ from starlette.requests import HTTPConnection
 
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
+from papertrade.faults.outage import log_failure
 from papertrade.kit.time import now_ms
 from papertrade.ws import auth
 from papertrade.ws.channels import PORTFOLIO_KINDS
@@ -110,8 +111,9 @@ class Realtime:
             await asyncio.sleep(self.ctx.settings.ws_revalidate_s)
             try:
                 await self.revalidate()
-            except Exception:
-                log.exception("re-checking WebSocket credentials failed")
+            except Exception as exc:
+                what = "re-checking WebSocket credentials failed"
+                log_failure(log, what, exc, self.ctx.db.outages)
 
     async def revalidate(self) -> None:
         """Close sockets whose credential was revoked; drop channels of deleted portfolios."""
