@@ -5,6 +5,7 @@ from fastapi import APIRouter
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.market.endpoints import router as market_router
+from papertrade.notifications.endpoints import router as notifications_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
@@ -26,6 +27,7 @@ DOMAINS = (
     keys_router,
     webhooks_router,
     ws_router,
+    notifications_router,
 )
 
 

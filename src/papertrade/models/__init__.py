@@ -8,6 +8,7 @@ from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
+from papertrade.models.notification import Notification, NotificationPreference
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
@@ -25,6 +26,8 @@ __all__ = [
     "IdempotencyRecord",
     "JobRecord",
     "LedgerEntry",
+    "Notification",
+    "NotificationPreference",
     "Order",
     "OutboxCursor",
     "OutboxEvent",
