@@ -49,13 +49,14 @@ async def test_a_change_keeps_what_it_does_not_name(user: User) -> None:
 
 
 async def test_bad_preferences_are_refused(user: User) -> None:
-    for body in (
+    bodies: list[dict[str, object]] = [
         {"preferences": {"gossip": {"inbox": True}}},
         {"preferences": {"fill": {"inbox": "yes"}}},
         {"preferences": {"fill": {"inbox": 1}}},
         {"preferences": {"fill": {"pigeon": True}}},
         {"prefs": {}},
-    ):
+    ]
+    for body in bodies:
         response = await user.client.put(
             "/v1/inbox/preferences", json=body, headers=user.write_headers()
         )
