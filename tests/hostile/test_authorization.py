@@ -13,6 +13,7 @@ an id, a portfolio_id/…_id field, or a new signed /fapi endpoint, fails
 `test_the_walk_covers_every_route_that_names_an_object` until a probe below covers it.
 """
 
+import asyncio
 import hashlib
 import hmac
 import time
@@ -79,6 +80,7 @@ class World:
     b_compat_key: str
     b_compat_secret: str
     b_token: str
+    a_notification_id: int = 0  # the inbox notice of A's market fill
 
     @property
     def a_pids(self) -> set[int]:
@@ -143,6 +145,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     ledger += (await a.get(f"/v1/portfolios/{pub}/ledger")).json()
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
+    a_notification_id = await _inbox_notice_of(a, filled["id"])
     return World(
         a=a,
         b=b,
@@ -183,7 +186,18 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         b_compat_key=b_compat_key,
         b_compat_secret=b_compat_secret,
         b_token=await b.webhook_token(b_pid),
+        a_notification_id=a_notification_id,
     )
+
+
+async def _inbox_notice_of(user: User, order_id: int) -> int:
+    """The id of the inbox notification of a fill (delivered after the commit)."""
+    for _ in range(200):
+        for note in (await user.get("/v1/inbox", params={"kind": "fill"})).json()["notifications"]:
+            if note["data"].get("id") == order_id:
+                return int(note["id"])
+        await asyncio.sleep(0.05)
+    raise AssertionError("the fill's notification never reached the inbox")
 
 
 # -- what "nothing of A's shows" means ------------------------------------------------------------
@@ -284,6 +298,11 @@ async def snapshot(w: World) -> dict[str, Any]:
     state: dict[str, Any] = {
         "portfolios": await get("/v1/portfolios/my"),
         "api_keys": await get("/v1/user/api-keys"),
+        "fill_notice": [  # other notices of A's may still arrive: this one must not change
+            n
+            for n in (await get("/v1/inbox", kind="fill"))["notifications"]
+            if n["id"] == w.a_notification_id
+        ],
     }
     for pid in sorted(w.a_pids):
         positions = await get(f"/v1/portfolios/{pid}/positions")
@@ -527,6 +546,20 @@ PROBES: list[Probe] = [
         404,
         frozenset({"signal_not_found"}),
     ),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"notification_id": w.a_notification_id},
+            404,
+            frozenset({"notification_not_found"}),
+        )
+        for method, template in (
+            ("POST", "/inbox/{notification_id}/read"),
+            ("DELETE", "/inbox/{notification_id}"),
+        )
+    ],
+    Probe("GET", "/inbox", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 
@@ -885,6 +918,7 @@ async def test_the_leak_detector_sees_a_s_data_when_a_reads_it(
         f"/v1/portfolios/{w.a_pid}/api-keys",
         f"/v1/portfolios/{w.a_pid}/webhook-tokens",
         "/v1/user/api-keys",
+        "/v1/inbox",
         f"/app/portfolios/{w.a_pid}",
     ]
     for url in native:
