@@ -34,6 +34,7 @@ from papertrade.orders.writer import OrderWriter
 from papertrade.outbox.catalogue import CONSUMERS
 from papertrade.outbox.dispatcher import Consumer, Dispatcher
 from papertrade.textguard import NulGuardMiddleware
+from papertrade.tg.sender import TelegramSender
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
 from papertrade.ws import service as ws_service
@@ -58,6 +59,9 @@ def create_app(
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
+    telegram = TelegramSender(
+        ctx
+    )  # a leader duty: one sender per deployment (docs/notifications.md)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -70,7 +74,7 @@ def create_app(
         await jobs.start()
         engine = Engine(ctx, jobs=jobs)
         # The leader alone runs the upstream feed, the job scheduler and the outbox's delivery.
-        duties: list[LeaderDuty] = [jobs, dispatcher]
+        duties: list[LeaderDuty] = [jobs, dispatcher, telegram]
         if shared is not None:
             duties.insert(0, shared)
         leadership = Leadership(ctx, engine, duties)
@@ -105,6 +109,7 @@ def create_app(
     app.state.jobs = jobs
     app.state.orders = writer
     app.state.outbox = dispatcher
+    app.state.telegram = telegram
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks

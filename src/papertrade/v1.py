@@ -10,6 +10,7 @@ from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
 from papertrade.square.endpoints import router as square_router
+from papertrade.tg.endpoints import router as telegram_router
 from papertrade.users.endpoints import router as users_router
 from papertrade.webhooks.endpoints import router as webhooks_router
 from papertrade.ws.endpoints import router as ws_router
@@ -28,6 +29,7 @@ DOMAINS = (
     webhooks_router,
     ws_router,
     notifications_router,
+    telegram_router,
 )
 
 

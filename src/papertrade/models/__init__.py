@@ -14,6 +14,12 @@ from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
 from papertrade.models.signal import Signal, SignalDedupe
+from papertrade.models.telegram import (
+    TelegramBinding,
+    TelegramLink,
+    TelegramMessage,
+    TelegramUpdate,
+)
 from papertrade.models.user import User, UserSession
 from papertrade.models.webhook_token import WebhookToken
 
@@ -35,6 +41,10 @@ __all__ = [
     "Position",
     "Signal",
     "SignalDedupe",
+    "TelegramBinding",
+    "TelegramLink",
+    "TelegramMessage",
+    "TelegramUpdate",
     "User",
     "UserSession",
     "WebhookToken",

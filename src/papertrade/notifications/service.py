@@ -16,6 +16,7 @@ from papertrade.models import Notification, NotificationPreference
 from papertrade.notifications.catalogue import BY_NAME, KINDS
 from papertrade.notifications.events import NotificationsCreated
 from papertrade.notifications.kinds import Channels, Message
+from papertrade.tg import service as tg_service
 from papertrade.uow import AsyncWork
 
 RETENTION_MS = 90 * 86_400_000
@@ -119,12 +120,15 @@ async def set_preferences(
 
 
 async def deliver(uow: AsyncWork, pending: Sequence[Pending]) -> int:
-    """Put each pending notification in its user's inbox unless they turned that kind off
-    there; returns how many went in. Database work only: safe inside an outbox consumer."""
+    """Send each pending notification to the channels its user chose for its kind: a row in
+    their inbox, a queued Telegram message (tg/). Returns how many went into inboxes. Database
+    work only: safe inside an outbox consumer, and done in its transaction (so exactly once)."""
     if not pending:
         return 0
     chosen = await channels_of(uow.session, (p.user_id for p in pending), (p.kind for p in pending))
+    routes = [chosen.get((p.user_id, p.kind), BY_NAME[p.kind].defaults) for p in pending]
     now = uow.now()
+    boxed = [p for p, channels in zip(pending, routes, strict=True) if channels.inbox]
     rows = [
         {
             "user_id": p.user_id,
@@ -137,19 +141,26 @@ async def deliver(uow: AsyncWork, pending: Sequence[Pending]) -> int:
             "created_at": now,
             "read_at": None,
         }
-        for p in pending
-        if chosen.get((p.user_id, p.kind), BY_NAME[p.kind].defaults).inbox
+        for p in boxed
     ]
-    if not rows:
-        return 0
-    ids = await uow.session.scalars(
-        insert(_TABLE).returning(_TABLE.c.id, sort_by_parameter_order=True), rows
-    )
-    shown = [
-        {"id": row_id, **{k: v for k, v in row.items() if k != "event_id"}}
-        for row_id, row in zip(ids.all(), rows, strict=True)
+    ids: dict[int, int] = {}  # id(pending) → its notification's id
+    if rows:
+        inserted = await uow.session.scalars(
+            insert(_TABLE).returning(_TABLE.c.id, sort_by_parameter_order=True), rows
+        )
+        ids = {id(p): row_id for p, row_id in zip(boxed, inserted.all(), strict=True)}
+        shown = [
+            {"id": ids[id(p)], **{k: v for k, v in row.items() if k != "event_id"}}
+            for p, row in zip(boxed, rows, strict=True)
+        ]
+        uow.emit(NotificationsCreated(notifications=shown))
+    to_telegram = [
+        (p.user_id, ids.get(id(p)), p.message.title, p.message.body)
+        for p, channels in zip(pending, routes, strict=True)
+        if channels.telegram
     ]
-    uow.emit(NotificationsCreated(notifications=shown))
+    if to_telegram:
+        await tg_service.queue_notifications(uow, to_telegram)
     return len(rows)
 
 
