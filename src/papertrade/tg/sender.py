@@ -11,6 +11,7 @@ again, so a notification reaches a chat at most once (Telegram has no idempotenc
 import asyncio
 import contextlib
 import logging
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -62,7 +63,10 @@ class Pace:
         self.global_next = max(self.global_next, until)
 
 
-def _seconds(value: int | float | timedelta) -> float:
+def _wait_of(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():  # PTB 22 warns that this becomes a timedelta in 23
+        warnings.simplefilter("ignore")
+        value: int | float | timedelta = exc.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
@@ -189,7 +193,7 @@ class TelegramSender:
                 self.pace.sent(message.chat_id, loop.time())
                 self.sent += 1
         except RetryAfter as exc:
-            wait = _seconds(exc.retry_after)
+            wait = _wait_of(exc)
             self.pace.hold(message.chat_id, loop.time() + wait)
             log.warning("Telegram asked to wait %.0f s (429)", wait)
             await self._mark(message.id, status="pending", error=f"429: retry after {wait:g} s")
