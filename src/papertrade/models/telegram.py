@@ -1,9 +1,12 @@
 """Telegram: link codes, the binding of an account to a chat, received updates, sent messages."""
 
+from decimal import Decimal
+
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from papertrade.db import Base
+from papertrade.kit.dbtypes import DecimalType
 from papertrade.models.base import created_at_column
 
 
@@ -33,6 +36,12 @@ class TelegramBinding(Base):
     status: Mapped[str] = mapped_column(String(10), default="active")  # active | inactive
     bound_at: Mapped[int] = created_at_column()
     inactive_since: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # Telegram as a signal source: Cornix-style signals the user posts trade this portfolio,
+    # each sized at this percent of its equity (tg/signals.py).
+    signal_portfolio_id: Mapped[int | None] = mapped_column(
+        ForeignKey("portfolios.id", ondelete="SET NULL"), default=None
+    )
+    signal_size_percent: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(5))
 
 
 class TelegramUpdate(Base):

@@ -11,6 +11,7 @@ from typing import Any
 from papertrade.kit.decimals import money_text, plain
 from papertrade.notifications.kinds import Channels, Kind, Message
 from papertrade.outbox.store import StoredEvent
+from papertrade.tg.text import cornix_block
 
 
 def _num(value: Any) -> str:
@@ -69,7 +70,33 @@ def _signal(event: StoredEvent) -> Message:
     if outcome == "executed":
         orders = signal.get("order_ids") or []
         body = body or f"Placed {len(orders)} order(s): {', '.join(f'#{o}' for o in orders)}."
-    return Message(title, body, {"signal_id": signal.get("id"), "source": source})
+    data = {"signal_id": signal.get("id"), "source": source}
+    block = _cornix(signal.get("parsed"), f"Signal {signal.get('id')} ({source}): {body}")
+    return Message(title, body, data, block if outcome == "executed" else None)
+
+
+def _cornix(parsed: Any, footer: str) -> str | None:
+    """An executed opening signal as a Cornix-compatible block (domain rules B2.7), so users
+    can forward it; None for anything else (closes, several commands)."""
+    command = parsed[0] if isinstance(parsed, list) and len(parsed) == 1 else parsed
+    if not isinstance(command, dict) or command.get("action") not in ("buy", "sell"):
+        return None
+    try:
+        entry = command.get("price")
+        leverage = command.get("leverage")
+        return cornix_block(
+            str(command.get("symbol", "")),
+            str(command["action"]),
+            leverage=int(leverage) if leverage is not None else None,
+            entries=[Decimal(str(entry))] if entry is not None else [],
+            take_profits=[
+                Decimal(str(p)) for p in command.get("take_profits") or command.get("tp") or []
+            ],
+            stops=[Decimal(str(p)) for p in command.get("stop") or []],
+            footer=footer,
+        )
+    except (ArithmeticError, ValueError, TypeError):
+        return None
 
 
 def _keep(data: Mapping[str, Any], *names: str) -> dict[str, Any]:

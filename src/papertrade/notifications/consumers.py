@@ -6,6 +6,7 @@ key of the table says the same thing to the database.
 """
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sqlalchemy import select
 
@@ -38,7 +39,7 @@ async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
             continue
         user_id, portfolio_name = owner
         data = {**message.data, "portfolio_name": portfolio_name}
-        message = type(message)(message.title, message.body, data)
+        message = replace(message, data=data)
         pending.append(service.Pending(user_id, kind.name, message, event.portfolio_id, event.id))
     await service.deliver(uow, pending)
 

@@ -31,6 +31,7 @@ class Message:
     title: str
     body: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
+    telegram: str | None = None  # HTML for Telegram when it differs (a Cornix signal block)
 
 
 # None: this event is not worth telling the user about (e.g. an order that only rests).

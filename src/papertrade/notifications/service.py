@@ -155,7 +155,7 @@ async def deliver(uow: AsyncWork, pending: Sequence[Pending]) -> int:
         ]
         uow.emit(NotificationsCreated(notifications=shown))
     to_telegram = [
-        (p.user_id, ids.get(id(p)), p.message.title, p.message.body)
+        (p.user_id, ids.get(id(p)), p.message.title, p.message.body, p.message.telegram)
         for p, channels in zip(pending, routes, strict=True)
         if channels.telegram
     ]

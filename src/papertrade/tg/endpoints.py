@@ -4,12 +4,17 @@ import orjson
 from fastapi import APIRouter, Request
 from sqlalchemy.exc import IntegrityError
 
-from papertrade.auth.v1 import Caller, Ctx, WebUser, vouch
+from papertrade.auth.v1 import Caller, Ctx, WebUser, Writer, vouch
 from papertrade.errors import BadRequest, NotFound, Unauthorized
 from papertrade.kit.security import constant_equal
 from papertrade.models import TelegramUpdate
 from papertrade.tg import jobs, service
-from papertrade.tg.schemas import TelegramAccepted, TelegramLinkCreated, TelegramStatus
+from papertrade.tg.schemas import (
+    TelegramAccepted,
+    TelegramLinkCreated,
+    TelegramSignalSettings,
+    TelegramStatus,
+)
 
 router = APIRouter(tags=["telegram"])
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
@@ -40,6 +45,17 @@ async def unbind(principal: WebUser, ctx: Ctx) -> TelegramStatus:
     async with ctx.transaction() as uow:
         await service.unbind(uow, principal.user_id)
     return TelegramStatus.model_validate(service.status_view(None))
+
+
+@router.put("/tg/signals", response_model=TelegramStatus)
+async def set_signals(body: TelegramSignalSettings, principal: Writer, ctx: Ctx) -> TelegramStatus:
+    """Choose the portfolio that Cornix-style signals posted to the bot trade, and their size
+    (percent of equity); `portfolio_id: null` stops trading from Telegram."""
+    async with ctx.transaction() as uow:
+        binding = await service.set_signal_source(
+            uow, principal, body.portfolio_id, body.size_percent
+        )
+        return TelegramStatus.model_validate(service.status_view(binding))
 
 
 @router.post("/webhook/tg", response_model=TelegramAccepted)

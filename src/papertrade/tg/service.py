@@ -4,14 +4,17 @@ The link code is single-use, short-lived and kept only as its SHA-256. One Teleg
 bound to one account and one account to one Telegram user: binding again moves the binding.
 """
 
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.auth.principal import Principal
 from papertrade.errors import PapertradeError
 from papertrade.kit.security import new_token, token_hash
 from papertrade.models import TelegramBinding, TelegramLink, TelegramMessage, User
+from papertrade.portfolios import service as portfolio_service
 from papertrade.tg import text
 from papertrade.tg.events import TelegramQueued
 from papertrade.uow import AsyncWork
@@ -53,7 +56,28 @@ def status_view(binding: TelegramBinding | None) -> dict[str, Any]:
         "status": binding.status,
         "username": binding.username or None,
         "bound_at": binding.bound_at,
+        "signal_portfolio_id": binding.signal_portfolio_id,
+        "signal_size_percent": binding.signal_size_percent,
     }
+
+
+class NotBound(PapertradeError):
+    status_code = 409
+    code = "telegram_not_bound"
+
+
+async def set_signal_source(
+    uow: AsyncWork, principal: Principal, portfolio_id: int | None, size_percent: Decimal
+) -> TelegramBinding:
+    """Choose the portfolio that signals posted to the bot trade (None: stop)."""
+    binding = await uow.session.get(TelegramBinding, principal.user_id, with_for_update=True)
+    if binding is None:
+        raise NotBound("Bind Telegram first (POST /v1/tg/link), then choose the portfolio.")
+    if portfolio_id is not None:
+        await portfolio_service.get_owned(uow.session, principal, portfolio_id)
+    binding.signal_portfolio_id = portfolio_id
+    binding.signal_size_percent = size_percent
+    return binding
 
 
 async def binding_of(session: AsyncSession, user_id: int) -> TelegramBinding | None:
@@ -148,9 +172,11 @@ def queue(
         uow.emit(TelegramQueued())
 
 
-async def queue_notifications(uow: AsyncWork, items: list[tuple[int, int | None, str, str]]) -> int:
-    """Queue (user_id, notification_id, title, body) to each user's active binding; users
-    without one are skipped. Returns how many were queued."""
+async def queue_notifications(
+    uow: AsyncWork, items: list[tuple[int, int | None, str, str, str | None]]
+) -> int:
+    """Queue (user_id, notification_id, title, body, ready HTML or None) to each user's active
+    binding; users without one are skipped. Returns how many were queued."""
     users = sorted({user_id for user_id, *_ in items})
     if not users:
         return 0
@@ -164,13 +190,13 @@ async def queue_notifications(uow: AsyncWork, items: list[tuple[int, int | None,
         )
         chats.update({row.user_id: row.chat_id for row in rows})
     queued = 0
-    for user_id, notification_id, title, body in items:
+    for user_id, notification_id, title, body, html_text in items:
         chat_id = chats.get(user_id)
         if chat_id is not None:
             queue(
                 uow,
                 chat_id,
-                text.notification(title, body),
+                html_text or text.notification(title, body),
                 user_id=user_id,
                 notification_id=notification_id,
             )

@@ -44,7 +44,15 @@ def upgrade() -> None:
         sa.Column("status", sa.String(10), nullable=False),
         sa.Column("bound_at", sa.BigInteger(), nullable=False),
         sa.Column("inactive_since", sa.BigInteger(), nullable=True),
+        sa.Column("signal_portfolio_id", sa.Integer(), nullable=True),
+        sa.Column("signal_size_percent", sa.BigInteger(), nullable=False),
         _user_fk("telegram_bindings"),
+        sa.ForeignKeyConstraint(
+            ["signal_portfolio_id"],
+            ["portfolios.id"],
+            name=op.f("fk_telegram_bindings_signal_portfolio_id_portfolios"),
+            ondelete="SET NULL",
+        ),
         sa.PrimaryKeyConstraint("user_id", name=op.f("pk_telegram_bindings")),
         sa.UniqueConstraint("telegram_user_id", name=op.f("uq_telegram_bindings_telegram_user_id")),
     )
