@@ -23,6 +23,7 @@ from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse, native_error
+from papertrade.mail.sender import MailSender
 from papertrade.market.from_settings import feed_from_settings, shared_feed
 from papertrade.middleware import (
     BodyLimitMiddleware,
@@ -59,9 +60,8 @@ def create_app(
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
-    telegram = TelegramSender(
-        ctx
-    )  # a leader duty: one sender per deployment (docs/notifications.md)
+    # Leader duties: one sender per deployment (docs/notifications.md, docs/email.md).
+    telegram, mail = TelegramSender(ctx), MailSender(ctx)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -74,7 +74,7 @@ def create_app(
         await jobs.start()
         engine = Engine(ctx, jobs=jobs)
         # The leader alone runs the upstream feed, the job scheduler and the outbox's delivery.
-        duties: list[LeaderDuty] = [jobs, dispatcher, telegram]
+        duties: list[LeaderDuty] = [jobs, dispatcher, telegram, mail]
         if shared is not None:
             duties.insert(0, shared)
         leadership = Leadership(ctx, engine, duties)
@@ -110,6 +110,7 @@ def create_app(
     app.state.orders = writer
     app.state.outbox = dispatcher
     app.state.telegram = telegram
+    app.state.mail = mail
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks

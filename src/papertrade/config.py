@@ -93,6 +93,14 @@ class Settings(BaseSettings):
     telegram_api_base_url: str = "https://api.telegram.org/bot"
     telegram_per_chat_per_s: float = 1.0
     telegram_global_per_s: float = 25.0
+    # Outbound email over SMTP (docs/email.md): off while SMTP_HOST is unset.
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = True  # STARTTLS on a plain connection (587)
+    smtp_tls: bool = False  # TLS from the start (465)
+    email_from: str = "Papertrade <no-reply@papertrade.invalid>"
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -4,6 +4,7 @@ from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.keys.endpoints import router as keys_router
+from papertrade.mail.endpoints import router as mail_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.notifications.endpoints import router as notifications_router
 from papertrade.orders.endpoints import router as orders_router
@@ -30,6 +31,7 @@ DOMAINS = (
     ws_router,
     notifications_router,
     telegram_router,
+    mail_router,
 )
 
 

@@ -560,6 +560,22 @@ PROBES: list[Probe] = [
         )
     ],
     Probe("GET", "/inbox", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    Probe(
+        "PUT",
+        "/tg/signals",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pid},
+    ),
+    Probe(
+        "PUT",
+        "/tg/signals",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pub_pid},
+    ),
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 

@@ -8,6 +8,7 @@ from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
+from papertrade.models.mail import AccountToken, EmailMessage, EmailState, EmailSuppression
 from papertrade.models.notification import Notification, NotificationPreference
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
@@ -24,8 +25,12 @@ from papertrade.models.user import User, UserSession
 from papertrade.models.webhook_token import WebhookToken
 
 __all__ = [
+    "AccountToken",
     "ApiKey",
     "CompatKey",
+    "EmailMessage",
+    "EmailState",
+    "EmailSuppression",
     "EquitySnapshot",
     "Fill",
     "FundingSettlement",

@@ -12,6 +12,7 @@ from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.errors import NotFound, ValidationFailed
+from papertrade.mail import service as mail_service
 from papertrade.models import Notification, NotificationPreference
 from papertrade.notifications.catalogue import BY_NAME, KINDS
 from papertrade.notifications.events import NotificationsCreated
@@ -161,6 +162,13 @@ async def deliver(uow: AsyncWork, pending: Sequence[Pending]) -> int:
     ]
     if to_telegram:
         await tg_service.queue_notifications(uow, to_telegram)
+    to_email = [
+        (p.user_id, ids.get(id(p)), p.kind, p.message.title, p.message.body)
+        for p, channels in zip(pending, routes, strict=True)
+        if channels.email
+    ]
+    if to_email:
+        await mail_service.queue_notifications(uow, to_email)
     return len(rows)
 
 

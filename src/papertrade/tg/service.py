@@ -70,11 +70,11 @@ async def set_signal_source(
     uow: AsyncWork, principal: Principal, portfolio_id: int | None, size_percent: Decimal
 ) -> TelegramBinding:
     """Choose the portfolio that signals posted to the bot trade (None: stop)."""
+    if portfolio_id is not None:  # first: someone else's portfolio is a 404 whatever else
+        await portfolio_service.get_owned(uow.session, principal, portfolio_id)
     binding = await uow.session.get(TelegramBinding, principal.user_id, with_for_update=True)
     if binding is None:
         raise NotBound("Bind Telegram first (POST /v1/tg/link), then choose the portfolio.")
-    if portfolio_id is not None:
-        await portfolio_service.get_owned(uow.session, principal, portfolio_id)
     binding.signal_portfolio_id = portfolio_id
     binding.signal_size_percent = size_percent
     return binding
