@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     smtp_starttls: bool = True  # STARTTLS on a plain connection (587)
     smtp_tls: bool = False  # TLS from the start (465)
     email_from: str = "Papertrade <no-reply@papertrade.invalid>"
+    # The email provider's signed event webhook (Resend, Svix): its whsec_… signing secret.
+    resend_webhook_secret: str | None = None
+    rate_limit_inbound_per_min: int = 120  # events per minute per inbound source
 
     @field_validator("trusted_proxies")
     @classmethod

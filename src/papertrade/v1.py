@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.inbound.endpoints import router as inbound_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.mail.endpoints import router as mail_router
 from papertrade.market.endpoints import router as market_router
@@ -32,6 +33,7 @@ DOMAINS = (
     notifications_router,
     telegram_router,
     mail_router,
+    inbound_router,
 )
 
 

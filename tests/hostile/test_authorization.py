@@ -81,6 +81,7 @@ class World:
     b_compat_secret: str
     b_token: str
     a_notification_id: int = 0  # the inbox notice of A's market fill
+    a_source_id: int = 0  # A's Finnhub webhook source
 
     @property
     def a_pids(self) -> set[int]:
@@ -146,6 +147,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
     a_notification_id = await _inbox_notice_of(a, filled["id"])
+    source = await _created(await a.post("/v1/webhook-sources", json={"provider": "finnhub"}))
     return World(
         a=a,
         b=b,
@@ -187,6 +189,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         b_compat_secret=b_compat_secret,
         b_token=await b.webhook_token(b_pid),
         a_notification_id=a_notification_id,
+        a_source_id=source["id"],
     )
 
 
@@ -298,6 +301,8 @@ async def snapshot(w: World) -> dict[str, Any]:
     state: dict[str, Any] = {
         "portfolios": await get("/v1/portfolios/my"),
         "api_keys": await get("/v1/user/api-keys"),
+        "sources": await get("/v1/webhook-sources"),
+        "source_events": await get(f"/v1/webhook-sources/{w.a_source_id}/events"),
         "fill_notice": [  # other notices of A's may still arrive: this one must not change
             n
             for n in (await get("/v1/inbox", kind="fill"))["notifications"]
@@ -560,6 +565,27 @@ PROBES: list[Probe] = [
         )
     ],
     Probe("GET", "/inbox", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"source_id": w.a_source_id},
+            404,
+            frozenset({"webhook_source_not_found"}),
+        )
+        for method, template in (
+            ("DELETE", "/webhook-sources/{source_id}"),
+            ("GET", "/webhook-sources/{source_id}/events"),
+        )
+    ],
+    Probe(  # B cannot post alerts into A's source without its secret
+        "POST",
+        "/webhook/finnhub/{source_id}",
+        lambda w: {"source_id": w.a_source_id},
+        401,
+        frozenset({"invalid_signature"}),
+        body=lambda w: {"id": "walk", "symbol": "BTCUSDT"},
+    ),
     Probe(
         "PUT",
         "/tg/signals",

@@ -4,6 +4,7 @@ A new area adds its `jobs.py`'s JOBS here.
 """
 
 from papertrade.engine import jobs as engine_jobs
+from papertrade.inbound import jobs as inbound_jobs
 from papertrade.jobs.declare import Job
 from papertrade.notifications import jobs as notification_jobs
 from papertrade.tg import jobs as telegram_jobs
@@ -12,4 +13,5 @@ JOBS: tuple[Job[...], ...] = (
     *engine_jobs.JOBS,
     *notification_jobs.JOBS,
     *telegram_jobs.JOBS,
+    *inbound_jobs.JOBS,
 )

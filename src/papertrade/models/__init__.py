@@ -6,6 +6,7 @@ from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
+from papertrade.models.inbound import InboundEvent, InboundSource
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.mail import AccountToken, EmailMessage, EmailState, EmailSuppression
@@ -35,6 +36,8 @@ __all__ = [
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
+    "InboundEvent",
+    "InboundSource",
     "JobRecord",
     "LedgerEntry",
     "Notification",

@@ -133,7 +133,13 @@ SYSTEM = Kind(
     Channels(inbox=True, telegram=False, email=False),
 )
 
-KINDS: tuple[Kind, ...] = (FILL, LIQUIDATION, FUNDING, SIGNAL, SYSTEM)
+MARKET_ALERT = Kind(
+    "market_alert",
+    "An alert from a market-data provider you connected (Finnhub).",
+    Channels(inbox=True, telegram=True, email=False),
+)
+
+KINDS: tuple[Kind, ...] = (FILL, LIQUIDATION, FUNDING, SIGNAL, SYSTEM, MARKET_ALERT)
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 # outbox event type → the kind (and its renderer) that turns it into a notification
 BY_EVENT: dict[str, Kind] = {event_type: kind for kind in KINDS for event_type in kind.renderers}
