@@ -578,6 +578,32 @@ PROBES: list[Probe] = [
             ("GET", "/webhook-sources/{source_id}/events"),
         )
     ],
+    # Mailed tokens name A's account, but only A holds them: B's guesses (one run each: they
+    # carry no id for the out-of-range walk) are refused alike and change nothing of A's.
+    *[
+        Probe(
+            method,
+            path,
+            nothing,
+            400,
+            frozenset({"invalid_token"}),
+            query=query,
+            body=body,
+            once=True,
+        )
+        for method, path, query, body in (
+            ("GET", "/auth/email/verify", lambda w: {"token": "guess"}, None),
+            ("POST", "/auth/email/verify", nothing, lambda w: {"token": "guess"}),
+            (
+                "POST",
+                "/auth/password/reset",
+                nothing,
+                lambda w: {"token": "guess", "password": "violet-harbor-kettle-42"},
+            ),
+            ("GET", "/email/unsubscribe", lambda w: {"token": f"{w.a.id}.all.{'0' * 32}"}, None),
+            ("POST", "/email/unsubscribe", lambda w: {"token": f"{w.a.id}.fill.{'0' * 32}"}, None),
+        )
+    ],
     Probe(  # B cannot post alerts into A's source without its secret
         "POST",
         "/webhook/finnhub/{source_id}",
