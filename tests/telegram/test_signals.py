@@ -142,8 +142,9 @@ async def test_choosing_the_portfolio_is_checked(isolated_settings: Settings) ->
     async with telegram_app(isolated_settings) as (app, fake):
         owner, pid = await _bound(app, fake, 1004)
         other = await sign_up(app)
+        own = (await other.portfolio())["id"]
         not_bound = await other.client.put(
-            "/v1/tg/signals", json={"portfolio_id": pid}, headers=other.write_headers()
+            "/v1/tg/signals", json={"portfolio_id": own}, headers=other.write_headers()
         )
         assert not_bound.status_code == 409 and not_bound.json()["error"] == "telegram_not_bound"
         start = message_update(f"/start {await link_code(other)}", tg_user=1005)
