@@ -9,9 +9,11 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI
+from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook
 
 from papertrade.config import Settings
+from papertrade.models import EmailMessage
 from tests.conftest import User, client_for, running_app, sign_up
 from tests.notifications.helpers import wait_for_inbox
 
@@ -49,7 +51,14 @@ async def _suppressed(user: User, within: float = 10) -> dict[str, Any]:
 async def test_a_hard_bounce_suppresses_the_address_once(isolated_settings: Settings) -> None:
     settings = isolated_settings.model_copy(update={"resend_webhook_secret": SECRET})
     async with running_app(settings) as app:
-        user = await sign_up(app)
+        user, other = await sign_up(app), await sign_up(app)
+        async with app.state.ctx.transaction() as uow:  # mail that went out to each
+            for address in (user.email, other.email):
+                uow.session.add(
+                    EmailMessage(to_address=address, subject="s", body="b", status="sent")
+                )
+        delivered = {"type": "email.delivered", "data": {"to": [other.email.upper()]}}
+        assert (await _resend(app, delivered, "msg_delivered")).status_code == 200
         soft = {
             "type": "email.bounced",
             "data": {"to": [user.email], "bounce": {"type": "Transient"}},
@@ -65,6 +74,10 @@ async def test_a_hard_bounce_suppresses_the_address_once(isolated_settings: Sett
         assert state["suppressed_reason"] == "bounced"
         again = await _resend(app, hard, "msg_hard")  # Svix retries with the same id
         assert again.json() == {"ok": True, "duplicate": True}
+        async with app.state.ctx.db.reader() as session:
+            rows = await session.execute(select(EmailMessage.to_address, EmailMessage.status))
+            statuses = {row[0]: row[1] for row in rows}
+        assert statuses == {user.email: "bounced", other.email: "delivered"}
 
 
 async def test_bad_or_stale_signatures_are_refused_before_parsing(

@@ -22,9 +22,21 @@ def _recipients(data: dict[str, Any]) -> list[str]:
     return [str(a).strip().lower()[:320] for a in to if isinstance(a, str)][:50]
 
 
+async def _mark_sent(uow: AsyncWork, addresses: list[str], status: str) -> None:
+    """Our sent mail to these addresses takes the provider's verdict. Mail goes out over SMTP,
+    which gives us no provider message id, so the address is the link."""
+    if addresses:
+        await uow.session.execute(
+            update(EmailMessage)
+            .where(func.lower(EmailMessage.to_address).in_(addresses))
+            .where(EmailMessage.status == "sent")
+            .values(status=status)
+        )
+
+
 async def resend(uow: AsyncWork, event: InboundEvent, body: dict[str, Any]) -> str:
     """Resend's events: a hard bounce or a complaint suppresses the address (no more
-    non-transactional mail); delivered and delayed are noted."""
+    non-transactional mail); delivered marks our sent mail delivered; delayed is noted."""
     data = body.get("data") if isinstance(body.get("data"), dict) else {}
     assert isinstance(data, dict)
     addresses = _recipients(data)
@@ -37,14 +49,10 @@ async def resend(uow: AsyncWork, event: InboundEvent, body: dict[str, Any]) -> s
         for address in addresses:
             if await uow.session.get(EmailSuppression, address) is None:
                 uow.session.add(EmailSuppression(address=address, reason=SUPPRESSING[kind]))
+        await _mark_sent(uow, addresses, SUPPRESSING[kind])
         return f"suppressed {', '.join(addresses) or 'nobody'} ({SUPPRESSING[kind]})"
     if kind == "email.delivered":
-        await uow.session.execute(
-            update(EmailMessage)
-            .where(func.lower(EmailMessage.to_address).in_(addresses))
-            .where(EmailMessage.status == "sent")
-            .values(error="delivered")
-        )
+        await _mark_sent(uow, addresses, "delivered")
         return "delivered"
     return f"noted ({kind or 'no type'})"
 

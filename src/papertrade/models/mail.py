@@ -37,7 +37,8 @@ class EmailMessage(Base):
     body: Mapped[str] = mapped_column(Text)
     transactional: Mapped[bool] = mapped_column(Boolean, default=False)
     kind: Mapped[str] = mapped_column(String(40), default="")  # the notification kind, if any
-    # pending | sending | sent | failed | interrupted
+    # pending | sending | sent | failed | interrupted | suppressed; after the provider's
+    # events: delivered | bounced | complained
     status: Mapped[str] = mapped_column(String(12), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str] = mapped_column(String(300), default="")
