@@ -77,4 +77,5 @@ async def link_code(user: Any) -> str:
     assert response.status_code == 201, response.text
     url = response.json()["url"]
     assert url.startswith("https://t.me/pt_bot?start=")
+    assert response.json()["qr_svg"].startswith("data:image/svg+xml")
     return str(url.rsplit("=", 1)[1])

@@ -1,6 +1,7 @@
 """/v1/tg/*: binding the account to Telegram; /v1/webhook/tg: the bot's updates."""
 
 import orjson
+import segno
 from fastapi import APIRouter, Request
 from sqlalchemy.exc import IntegrityError
 
@@ -28,7 +29,9 @@ async def create_link(principal: WebUser, ctx: Ctx) -> TelegramLinkCreated:
         raise service.TelegramNotConfigured("Telegram is not configured on this server.")
     async with ctx.transaction() as uow:
         code, expires_at = await service.create_link(uow, principal.user_id)
-    return TelegramLinkCreated(url=service.deep_link(bot, code), expires_at=expires_at)
+    url = service.deep_link(bot, code)
+    qr = segno.make(url, error="m").svg_data_uri(scale=4)
+    return TelegramLinkCreated(url=url, expires_at=expires_at, qr_svg=qr)
 
 
 @router.get("/tg/status", response_model=TelegramStatus)

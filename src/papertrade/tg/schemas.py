@@ -11,6 +11,7 @@ from papertrade.kit.schemas import Number, Schema, StrictInput
 class TelegramLinkCreated(Schema):
     url: str = Field(description="https://t.me/<bot>?start=<code>: open it and tap Start.")
     expires_at: int = Field(description="The link works once, until then (10 minutes).")
+    qr_svg: str = Field(description="The link as a QR code (an SVG data: URI) for a phone.")
 
 
 class TelegramStatus(Schema):

@@ -89,6 +89,7 @@ $('#tg-link').addEventListener('click', (event) => busy(event.currentTarget, asy
     const anchor = $('#tg-url');
     anchor.href = link.url;
     anchor.textContent = link.url;
+    $('#tg-qr').src = link.qr_svg;
     $('#tg-open').hidden = false;
   } catch (error) {
     toast(error.message, 'error');
