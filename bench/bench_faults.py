@@ -20,6 +20,7 @@ four clients place MARKET orders, each with a client order id of its own, withou
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 import tempfile
 import time
@@ -32,6 +33,11 @@ from typing import Any
 
 import httpx
 
+# The test helpers read the PostgreSQL address when they are imported.
+os.environ.setdefault(
+    "PAPERTRADE_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests import conftest
@@ -42,7 +48,6 @@ from tests.liveserver import live_server
 from tests.ws.conftest import fresh_database
 from tests.ws.helpers import socket
 
-PG_DEFAULT = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 CLIENTS = 4
 
 
@@ -279,14 +284,6 @@ def _print(reports: list[Report], seconds: float) -> None:
 
 
 async def main(seconds: float, only: str | None) -> None:
-    import os
-
-    os.environ.setdefault("PAPERTRADE_TEST_POSTGRES_URL", PG_DEFAULT)
-    conftest.PG_URL = os.environ["PAPERTRADE_TEST_POSTGRES_URL"]
-    import tests.faults.helpers as helpers
-    import tests.ws.conftest as ws_conftest
-
-    helpers.PG_URL = ws_conftest.PG_URL = conftest.PG_URL
     reports = []
     for name, fault in (("postgres", postgres), ("redis", redis), ("disk", disk)):
         if only and name != only:

@@ -25,6 +25,7 @@ from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse
+from papertrade.mail.sender import MailSender
 from papertrade.market.from_settings import feed_from_settings, shared_feed
 from papertrade.middleware import (
     BodyLimitMiddleware,
@@ -36,6 +37,7 @@ from papertrade.orders.writer import OrderWriter
 from papertrade.outbox.catalogue import CONSUMERS
 from papertrade.outbox.dispatcher import Consumer, Dispatcher
 from papertrade.textguard import NulGuardMiddleware
+from papertrade.tg.sender import TelegramSender
 from papertrade.web import routes as web_routes
 from papertrade.webhooks import endpoints as webhook_endpoints
 from papertrade.ws import service as ws_service
@@ -64,6 +66,8 @@ def create_app(
     guard = (
         None if ctx.db.is_sqlite else SoleProcessGuard(settings.database_url, ctx.redis is not None)
     )
+    # Leader duties: one sender per deployment (docs/notifications.md, docs/email.md).
+    telegram, mail = TelegramSender(ctx), MailSender(ctx)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -82,7 +86,7 @@ def create_app(
         await jobs.start()
         engine = Engine(ctx, jobs=jobs)
         # The leader alone runs the upstream feed, the job scheduler and the outbox's delivery.
-        duties: list[LeaderDuty] = [jobs, dispatcher]
+        duties: list[LeaderDuty] = [jobs, dispatcher, telegram, mail]
         if shared is not None:
             duties.insert(0, shared)
         leadership = Leadership(ctx, engine, duties)
@@ -119,6 +123,8 @@ def create_app(
     app.state.jobs = jobs
     app.state.orders = writer
     app.state.outbox = dispatcher
+    app.state.telegram = telegram
+    app.state.mail = mail
     errorhandlers.install(app)
     openapi.install(app)
     # /fapi first: it is one catch-all route per mount, so native requests pay two regex checks

@@ -84,6 +84,26 @@ class Settings(BaseSettings):
     ws_max_subscriptions: int = 200
     # Inbound alert webhook (docs/webhooks.md): per token, on top of the per-minute limit.
     rate_limit_webhook_per_3min: int = 15
+    # Telegram (docs/notifications.md): off while the bot token is unset.
+    telegram_bot_token: str | None = None
+    telegram_bot_username: str = ""
+    telegram_webhook_secret: str | None = (
+        None  # X-Telegram-Bot-Api-Secret-Token, 1-256 [A-Za-z0-9_-]
+    )
+    telegram_api_base_url: str = "https://api.telegram.org/bot"
+    telegram_per_chat_per_s: float = 1.0
+    telegram_global_per_s: float = 25.0
+    # Outbound email over SMTP (docs/email.md): off while SMTP_HOST is unset.
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_username: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = True  # STARTTLS on a plain connection (587)
+    smtp_tls: bool = False  # TLS from the start (465)
+    email_from: str = "Papertrade <no-reply@papertrade.invalid>"
+    # The email provider's signed event webhook (Resend, Svix): its whsec_… signing secret.
+    resend_webhook_secret: str | None = None
+    rate_limit_inbound_per_min: int = 120  # events per minute per inbound source
 
     @field_validator("trusted_proxies")
     @classmethod

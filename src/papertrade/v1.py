@@ -4,13 +4,17 @@ from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.conditional.endpoints import router as conditional_router
+from papertrade.inbound.endpoints import router as inbound_router
 from papertrade.keys.endpoints import router as keys_router
+from papertrade.mail.endpoints import router as mail_router
 from papertrade.market.endpoints import router as market_router
+from papertrade.notifications.endpoints import router as notifications_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
 from papertrade.square.endpoints import router as square_router
 from papertrade.strategies.endpoints import router as strategies_router
+from papertrade.tg.endpoints import router as telegram_router
 from papertrade.users.endpoints import router as users_router
 from papertrade.webhooks.endpoints import router as webhooks_router
 from papertrade.ws.endpoints import router as ws_router
@@ -30,6 +34,10 @@ DOMAINS = (
     ws_router,
     strategies_router,
     conditional_router,
+    notifications_router,
+    telegram_router,
+    mail_router,
+    inbound_router,
 )
 
 

@@ -13,6 +13,7 @@ an id, a portfolio_id/…_id field, or a new signed /fapi endpoint, fails
 `test_the_walk_covers_every_route_that_names_an_object` until a probe below covers it.
 """
 
+import asyncio
 import hashlib
 import hmac
 import time
@@ -87,6 +88,8 @@ class World:
     a_deployment_id: int = 0
     b_strategy_id: int = 0
     a_stop_id: int = 0  # a waiting conditional order of A's
+    a_notification_id: int = 0  # the inbox notice of A's market fill
+    a_source_id: int = 0  # A's Finnhub webhook source
 
     @property
     def a_pids(self) -> set[int]:
@@ -164,6 +167,8 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     ledger += (await a.get(f"/v1/portfolios/{pub}/ledger")).json()
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
+    a_notification_id = await _inbox_notice_of(a, filled["id"])
+    source = await _created(await a.post("/v1/webhook-sources", json={"provider": "finnhub"}))
     world = World(
         a=a,
         b=b,
@@ -205,9 +210,21 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         b_compat_key=b_compat_key,
         b_compat_secret=b_compat_secret,
         b_token=await b.webhook_token(b_pid),
+        a_notification_id=a_notification_id,
+        a_source_id=source["id"],
     )
     await add_strategies(world)
     return world
+
+
+async def _inbox_notice_of(user: User, order_id: int) -> int:
+    """The id of the inbox notification of a fill (delivered after the commit)."""
+    for _ in range(200):
+        for note in (await user.get("/v1/inbox", params={"kind": "fill"})).json()["notifications"]:
+            if note["data"].get("id") == order_id:
+                return int(note["id"])
+        await asyncio.sleep(0.05)
+    raise AssertionError("the fill's notification never reached the inbox")
 
 
 NEVER_FIRES = "symbol BTCUSDT\ntimeframe 1m\nwhen close < 0 then buy 0.01 qty\n"
@@ -334,6 +351,13 @@ async def snapshot(w: World) -> dict[str, Any]:
     state: dict[str, Any] = {
         "portfolios": await get("/v1/portfolios/my"),
         "api_keys": await get("/v1/user/api-keys"),
+        "sources": await get("/v1/webhook-sources"),
+        "source_events": await get(f"/v1/webhook-sources/{w.a_source_id}/events"),
+        "fill_notice": [  # other notices of A's may still arrive: this one must not change
+            n
+            for n in (await get("/v1/inbox", kind="fill"))["notifications"]
+            if n["id"] == w.a_notification_id
+        ],
     }
     for pid in sorted(w.a_pids):
         positions = await get(f"/v1/portfolios/{pid}/positions")
@@ -702,6 +726,82 @@ PROBES: list[Probe] = [
         },
         404,
         frozenset({"deployment_not_found"}),
+    ),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"notification_id": w.a_notification_id},
+            404,
+            frozenset({"notification_not_found"}),
+        )
+        for method, template in (
+            ("POST", "/inbox/{notification_id}/read"),
+            ("DELETE", "/inbox/{notification_id}"),
+        )
+    ],
+    Probe("GET", "/inbox", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"source_id": w.a_source_id},
+            404,
+            frozenset({"webhook_source_not_found"}),
+        )
+        for method, template in (
+            ("DELETE", "/webhook-sources/{source_id}"),
+            ("GET", "/webhook-sources/{source_id}/events"),
+        )
+    ],
+    # Mailed tokens name A's account, but only A holds them: B's guesses are refused alike and
+    # change nothing of A's.
+    *[
+        Probe(
+            method,
+            path,
+            nothing,
+            400,
+            frozenset({"invalid_token"}),
+            query=query,
+            body=body,
+        )
+        for method, path, query, body in (
+            ("GET", "/auth/email/verify", lambda w: {"token": "guess"}, None),
+            ("POST", "/auth/email/verify", nothing, lambda w: {"token": "guess"}),
+            (
+                "POST",
+                "/auth/password/reset",
+                nothing,
+                lambda w: {"token": "guess", "password": "violet-harbor-kettle-42"},
+            ),
+            ("GET", "/email/unsubscribe", lambda w: {"token": f"{w.a.id}.all.{'0' * 32}"}, None),
+            ("POST", "/email/unsubscribe", lambda w: {"token": f"{w.a.id}.fill.{'0' * 32}"}, None),
+        )
+    ],
+    Probe(  # B cannot post alerts into A's source without its secret
+        "POST",
+        "/webhook/finnhub/{source_id}",
+        lambda w: {"source_id": w.a_source_id},
+        401,
+        frozenset({"invalid_signature"}),
+        body=lambda w: {"id": "walk", "symbol": "BTCUSDT"},
+    ),
+    Probe(
+        "PUT",
+        "/tg/signals",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pid},
+    ),
+    Probe(
+        "PUT",
+        "/tg/signals",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pub_pid},
     ),
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
@@ -1084,6 +1184,7 @@ async def test_the_leak_detector_sees_a_s_data_when_a_reads_it(
         f"/v1/portfolios/{w.a_pid}/api-keys",
         f"/v1/portfolios/{w.a_pid}/webhook-tokens",
         "/v1/user/api-keys",
+        "/v1/inbox",
         f"/app/portfolios/{w.a_pid}",
     ]
     for url in native:
@@ -1126,7 +1227,17 @@ async def test_ids_past_the_database_integer_range_are_not_found(
     ) as b:
         for big in HUGE_IDS:
             for probe in PROBES:
-                if probe.once:
+                carries_id = any(
+                    key.endswith("_id")
+                    for values in (
+                        probe.path(w),
+                        probe.query(w),
+                        probe.body(w) if probe.body else {},
+                    )
+                    if isinstance(values, dict)
+                    for key in values
+                )
+                if probe.once or not carries_id:  # no id to push out of range
                     continue
                 url = "/v1" + probe.template.format(**huge(probe.path(w), big))
                 kwargs: dict[str, Any] = {"params": huge(probe.query(w), big)}

@@ -4,7 +4,16 @@ A new area adds its `jobs.py`'s JOBS here.
 """
 
 from papertrade.engine import jobs as engine_jobs
+from papertrade.inbound import jobs as inbound_jobs
 from papertrade.jobs.declare import Job
+from papertrade.notifications import jobs as notification_jobs
 from papertrade.strategies import jobs as strategies_jobs
+from papertrade.tg import jobs as telegram_jobs
 
-JOBS: tuple[Job[...], ...] = (*engine_jobs.JOBS, *strategies_jobs.JOBS)
+JOBS: tuple[Job[...], ...] = (
+    *engine_jobs.JOBS,
+    *strategies_jobs.JOBS,
+    *notification_jobs.JOBS,
+    *telegram_jobs.JOBS,
+    *inbound_jobs.JOBS,
+)

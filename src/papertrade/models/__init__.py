@@ -7,8 +7,11 @@ from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
+from papertrade.models.inbound import InboundEvent, InboundSource
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
+from papertrade.models.mail import AccountToken, EmailMessage, EmailState, EmailSuppression
+from papertrade.models.notification import Notification, NotificationPreference
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
@@ -22,20 +25,34 @@ from papertrade.models.strategy import (
     StrategySignal,
     StrategyVersion,
 )
+from papertrade.models.telegram import (
+    TelegramBinding,
+    TelegramLink,
+    TelegramMessage,
+    TelegramUpdate,
+)
 from papertrade.models.user import User, UserSession
 from papertrade.models.webhook_token import WebhookToken
 
 __all__ = [
+    "AccountToken",
     "ApiKey",
     "CandleCache",
     "CompatKey",
     "ConditionalOrder",
+    "EmailMessage",
+    "EmailState",
+    "EmailSuppression",
     "EquitySnapshot",
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
+    "InboundEvent",
+    "InboundSource",
     "JobRecord",
     "LedgerEntry",
+    "Notification",
+    "NotificationPreference",
     "Order",
     "OutboxCursor",
     "OutboxEvent",
@@ -48,6 +65,10 @@ __all__ = [
     "StrategyDeployment",
     "StrategySignal",
     "StrategyVersion",
+    "TelegramBinding",
+    "TelegramLink",
+    "TelegramMessage",
+    "TelegramUpdate",
     "User",
     "UserSession",
     "WebhookToken",

@@ -191,6 +191,14 @@ async def settings_api_keys(request: Request) -> Response:
     return _page(request, "settings_keys.html", title="API keys", script="settings", viewer=viewer)
 
 
+@router.get("/app/inbox")
+async def inbox_page(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    return _page(request, "inbox.html", title="Inbox", script="inbox", viewer=viewer)
+
+
 @router.get("/markets")
 async def markets(request: Request) -> Response:
     viewer = await _viewer(request)

@@ -6,6 +6,7 @@ from papertrade.market.feed import INTERVALS_MS
 
 MARKET_KINDS = ("mark_price", "ticker", "kline")
 PORTFOLIO_KINDS = ("orders", "positions", "balance", "signals")
+INBOX = "inbox"  # the caller's own notifications (topic "inbox:<user id>")
 MAX_NAME = 64
 
 # Which portfolio channel each domain event goes to.
@@ -75,6 +76,8 @@ def parse(name: object) -> list[Channel]:
         return [Channel(k, portfolio_id=pid) for k in PORTFOLIO_KINDS]
     if kind in PORTFOLIO_KINDS:
         return [Channel(kind, portfolio_id=_portfolio_id(rest, name) if rest else None)]
+    if kind == INBOX and not rest:
+        return [Channel(INBOX)]
     if kind == "mark_price":
         return [Channel(kind, symbol=rest.upper() if rest else None)]
     if kind == "ticker":
@@ -94,5 +97,5 @@ def parse(name: object) -> list[Channel]:
         "unknown_channel",
         f"Unknown channel {name!r}. Market: mark_price, mark_price:<SYMBOL>, ticker:<SYMBOL>, "
         "kline:<SYMBOL>:<interval>. Portfolio: orders:<id>, positions:<id>, balance:<id>, "
-        "signals:<id>, portfolio:<id> (all four).",
+        "signals:<id>, portfolio:<id> (all four). Account: inbox.",
     )

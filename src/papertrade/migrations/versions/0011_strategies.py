@@ -1,7 +1,7 @@
 """strategies: versions, backtests, live deployments, their signals, and a candle cache
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0010_4
 
 New tables only: nothing existing changes. Money columns are BIGINT in units of 10^-8
 (kit/dbtypes.DecimalType), like every other amount.
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0011"
-down_revision: str | None = "0007"
+down_revision: str | None = "0010_4"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

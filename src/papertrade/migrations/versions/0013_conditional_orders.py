@@ -1,7 +1,7 @@
 """conditional_orders: stop, take-profit and trailing-stop orders waiting for their trigger
 
 Revision ID: 0013
-Revises: 0007
+Revises: 0011
 
 A new table only. Ids are handed out from the orders' id sequence (orders/ids.py), so the
 column has no sequence of its own.

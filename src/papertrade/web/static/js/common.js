@@ -42,6 +42,22 @@ function signOut() {
   });
 }
 
+// The bell: unread notifications, on every page of a signed-in user (the inbox page updates it
+// live; elsewhere a minute-old count is good enough).
+export async function bell() {
+  const badge = document.getElementById('inbox-count');
+  if (!badge) return;
+  try {
+    const { unread_count: count } = await get('/v1/inbox/unread_count', { on401: 'throw' });
+    badge.textContent = String(count);
+    badge.hidden = count === 0;
+  } catch {
+    badge.hidden = true;
+  }
+}
+
 banner();
 setInterval(banner, 60000);
 signOut();
+bell();
+setInterval(bell, 60000);

@@ -1,0 +1,1 @@
+"""Email: outbound mail over SMTP, account verification and password reset, unsubscribing."""

@@ -1,0 +1,125 @@
+"""Email: address state and verification, password reset, unsubscribe links."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from papertrade.auth.v1 import Caller, Ctx, WebUser
+from papertrade.mail import accounts, service
+from papertrade.mail.accounts import InvalidToken
+from papertrade.mail.schemas import (
+    Done,
+    EmailAddressState,
+    ForgotPassword,
+    ResetPassword,
+    TokenBody,
+    Unsubscribed,
+    VerificationSent,
+)
+from papertrade.models import EmailSuppression, NotificationPreference, User
+from papertrade.notifications.catalogue import BY_NAME
+from papertrade.users.service import normalise_email
+
+router = APIRouter(tags=["email"])
+
+
+@router.get("/user/email", response_model=EmailAddressState)
+async def email_state(principal: Caller, ctx: Ctx) -> EmailAddressState:
+    """The account's address: verified, and whether mail to it is suppressed (the banner)."""
+    async with ctx.transaction() as uow:
+        user = await uow.session.get(User, principal.user_id)
+        assert user is not None
+        return EmailAddressState.model_validate(await accounts.address_state(uow, user))
+
+
+@router.post("/user/email/verification", status_code=202, response_model=VerificationSent)
+async def send_verification(principal: WebUser, ctx: Ctx) -> VerificationSent:
+    """Mail a link that confirms the account's address."""
+    async with ctx.transaction() as uow:
+        user = await uow.session.get(User, principal.user_id)
+        assert user is not None
+        sent = await accounts.request_verification(uow, user, ctx.settings.public_base_url)
+        return VerificationSent(sent=sent, email=user.email)
+
+
+async def _verify(token: str, ctx: Ctx) -> EmailAddressState:
+    async with ctx.transaction() as uow:
+        user = await accounts.verify(uow, token)
+        return EmailAddressState.model_validate(await accounts.address_state(uow, user))
+
+
+@router.get("/auth/email/verify", response_model=EmailAddressState)
+async def verify_by_link(
+    token: Annotated[str, Query(max_length=200)], ctx: Ctx
+) -> EmailAddressState:
+    """The link in the verification mail."""
+    return await _verify(token, ctx)
+
+
+@router.post("/auth/email/verify", response_model=EmailAddressState)
+async def verify(body: TokenBody, ctx: Ctx) -> EmailAddressState:
+    """Confirm the address with the mailed token."""
+    return await _verify(body.token, ctx)
+
+
+@router.post("/auth/password/forgot", status_code=202, response_model=Done)
+async def forgot_password(body: ForgotPassword, ctx: Ctx) -> Done:
+    """Mail a reset token to the address if it has an account; the answer is the same either
+    way (no one learns which addresses have accounts)."""
+    async with ctx.transaction() as uow:
+        await accounts.request_reset(uow, normalise_email(body.email))
+    return Done()
+
+
+@router.post("/auth/password/reset", response_model=Done)
+async def reset_password(body: ResetPassword, ctx: Ctx) -> Done:
+    """Set a new password with the mailed token; every session of the account is signed out."""
+    async with ctx.transaction() as uow:
+        await accounts.reset_password(uow, body.token, body.password)
+    return Done()
+
+
+async def _unsubscribe(token: str, ctx: Ctx) -> Unsubscribed:
+    found = service.read_unsubscribe_token(ctx.settings.resolved_secret_key(), token)
+    if found is None or (found[1] != service.ALL_KINDS and found[1] not in BY_NAME):
+        raise InvalidToken("This unsubscribe link is not valid.", code="invalid_token")
+    user_id, kind = found
+    async with ctx.transaction() as uow:
+        user = await uow.session.get(User, user_id)
+        if user is None:
+            raise InvalidToken("This unsubscribe link is not valid.", code="invalid_token")
+        if kind == service.ALL_KINDS:
+            if await uow.session.get(EmailSuppression, user.email) is None:
+                uow.session.add(EmailSuppression(address=user.email, reason="unsubscribed"))
+        else:
+            row = await uow.session.get(NotificationPreference, (user_id, kind))
+            if row is None:
+                defaults = BY_NAME[kind].defaults
+                uow.session.add(
+                    NotificationPreference(
+                        user_id=user_id,
+                        kind=kind,
+                        inbox=defaults.inbox,
+                        telegram=defaults.telegram,
+                        email=False,
+                    )
+                )
+            else:
+                row.email = False
+    return Unsubscribed(unsubscribed=kind)
+
+
+@router.get("/email/unsubscribe", response_model=Unsubscribed)
+async def unsubscribe_by_link(
+    token: Annotated[str, Query(max_length=200)], ctx: Ctx
+) -> Unsubscribed:
+    """The link at the foot of every non-transactional mail (no sign-in needed)."""
+    return await _unsubscribe(token, ctx)
+
+
+@router.post("/email/unsubscribe", response_model=Unsubscribed)
+async def unsubscribe_one_click(
+    token: Annotated[str, Query(max_length=200)], ctx: Ctx
+) -> Unsubscribed:
+    """RFC 8058 one-click unsubscribe (mail clients POST to the List-Unsubscribe address)."""
+    return await _unsubscribe(token, ctx)

@@ -1,0 +1,54 @@
+"""Bodies of the email endpoints."""
+
+from pydantic import Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from papertrade.kit.schemas import Schema, StrictInput
+from papertrade.users.passwords import MAX_LENGTH, MIN_LENGTH, too_common
+
+
+class EmailAddressState(Schema):
+    email: str
+    verified: bool
+    suppressed: bool = Field(
+        description="Mail to this address bounced or was reported as spam: only account mail "
+        "(verification, reset) is sent to it. Change the address to get notifications again."
+    )
+    suppressed_reason: str | None
+
+
+class VerificationSent(Schema):
+    sent: bool = Field(description="false: one was sent less than a minute ago.")
+    email: str
+
+
+class TokenBody(StrictInput):
+    token: str = Field(min_length=1, max_length=200)
+
+
+class ForgotPassword(StrictInput):
+    email: str = Field(max_length=320, examples=["trader@example.com"])
+
+
+class ResetPassword(StrictInput):
+    token: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=MIN_LENGTH, max_length=MAX_LENGTH)
+
+    @field_validator("password")
+    @classmethod
+    def _not_common(cls, password: str, info: ValidationInfo) -> str:
+        if too_common(password):
+            raise PydanticCustomError(
+                "common_password",
+                "This password is too easy to guess: it is a commonly used password or close to "
+                "one. Choose another; a few unrelated words make a good one.",
+            )
+        return password
+
+
+class Done(Schema):
+    ok: bool = True
+
+
+class Unsubscribed(Schema):
+    unsubscribed: str = Field(description="The kind no longer mailed, or 'all'.")

@@ -1,0 +1,116 @@
+"""Queueing mail, and the unsubscribe links of non-transactional mail.
+
+An unsubscribe link names the user and the kind and is signed with the deployment's secret
+(HMAC-SHA256), so it works without signing in and cannot be forged for someone else.
+"""
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+
+from sqlalchemy import select
+
+from papertrade.mail.events import MailQueued
+from papertrade.models import EmailMessage, EmailSuppression, User
+from papertrade.uow import AnyWork, AsyncWork
+
+ALL_KINDS = "all"
+
+
+class _Announced:
+    done = False
+
+
+def queue(
+    uow: AnyWork,
+    to_address: str,
+    subject: str,
+    body: str,
+    *,
+    user_id: int | None = None,
+    kind: str = "",
+    transactional: bool = False,
+    notification_id: int | None = None,
+) -> None:
+    """Queue a plain-text mail; the sender sends it after this unit of work commits."""
+    uow.session.add(
+        EmailMessage(
+            to_address=to_address,
+            user_id=user_id,
+            notification_id=notification_id,
+            subject=subject[:200],
+            body=body,
+            transactional=transactional,
+            kind=kind,
+            status="pending",
+            attempts=0,
+            error="",
+            created_at=uow.now(),
+        )
+    )
+    announced = uow.part(_Announced)
+    if not announced.done:
+        announced.done = True
+        uow.emit(MailQueued())
+
+
+async def suppressed(uow: AsyncWork, addresses: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    unique = sorted(set(addresses))
+    for start in range(0, len(unique), 5000):
+        rows = await uow.session.scalars(
+            select(EmailSuppression.address).where(
+                EmailSuppression.address.in_(unique[start : start + 5000])
+            )
+        )
+        found.update(rows)
+    return found
+
+
+async def queue_notifications(
+    uow: AsyncWork, items: Sequence[tuple[int, int | None, str, str, str]]
+) -> int:
+    """Mail (user_id, notification_id, kind, title, body) to each user's address, except
+    suppressed ones; returns how many were queued."""
+    users = sorted({item[0] for item in items})
+    emails: dict[int, str] = {}
+    for start in range(0, len(users), 5000):
+        rows = await uow.session.execute(
+            select(User.id, User.email).where(User.id.in_(users[start : start + 5000]))
+        )
+        emails.update({row.id: row.email for row in rows})
+    blocked = await suppressed(uow, list(emails.values()))
+    queued = 0
+    for user_id, notification_id, kind, title, body in items:
+        address = emails.get(user_id)
+        if address is None or address in blocked:
+            continue
+        queue(
+            uow, address, title, body, user_id=user_id, kind=kind, notification_id=notification_id
+        )
+        queued += 1
+    return queued
+
+
+def _signature(secret: str, user_id: int, kind: str) -> str:
+    message = f"unsubscribe\n{user_id}\n{kind}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:32]
+
+
+def unsubscribe_token(secret: str, user_id: int, kind: str) -> str:
+    return f"{user_id}.{kind}.{_signature(secret, user_id, kind)}"
+
+
+def read_unsubscribe_token(secret: str, token: str) -> tuple[int, str] | None:
+    """(user_id, kind) of a genuine token, else None."""
+    user, _, rest = token.partition(".")
+    kind, _, signature = rest.rpartition(".")
+    if not (user.isascii() and user.isdigit()) or len(user) > 10 or not kind:
+        return None
+    expected = _signature(secret, int(user), kind)
+    return (int(user), kind) if hmac.compare_digest(expected, signature) else None
+
+
+def unsubscribe_url(base_url: str, secret: str, user_id: int, kind: str) -> str:
+    token = unsubscribe_token(secret, user_id, kind)
+    return f"{base_url.rstrip('/')}/v1/email/unsubscribe?token={token}"

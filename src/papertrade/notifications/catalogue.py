@@ -1,0 +1,145 @@
+"""Every kind of notification (docs/notifications.md lists them for users).
+
+Kinds with renderers are produced from the durable outbox; a kind without them is sent by its
+area directly with `notifications.service.notify_many` inside that area's unit of work.
+"""
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from papertrade.kit.decimals import money_text, plain
+from papertrade.notifications.kinds import Channels, Kind, Message
+from papertrade.outbox.store import StoredEvent
+from papertrade.tg.text import cornix_block
+
+
+def _num(value: Any) -> str:
+    return "?" if value is None else plain(Decimal(str(value)))
+
+
+def _order_filled(event: StoredEvent) -> Message:
+    order = event.data
+    side = str(order.get("side", "")).lower()
+    verb = "Bought" if side == "buy" else "Sold"
+    symbol = order.get("symbol", "")
+    body = (
+        f"{verb} {_num(order.get('filled_quantity'))} {symbol} at "
+        f"{_num(order.get('avg_price'))} ({str(order.get('type', '')).lower()} order "
+        f"#{order.get('id')}), commission {money_text(Decimal(str(order.get('commission', 0))))}"
+        " USDT."
+    )
+    return Message(f"{symbol} {side} order filled", body, _keep(order, "id", "symbol", "side"))
+
+
+def _liquidated(event: StoredEvent) -> Message:
+    position = event.data
+    symbol = position.get("symbol", "")
+    body = (
+        f"Your {symbol} position was closed by the liquidation engine at "
+        f"{_num(position.get('mark_price'))}: the portfolio's equity fell to its maintenance "
+        "margin."
+    )
+    return Message(f"{symbol} position liquidated", body, _keep(position, "symbol"))
+
+
+def _funding(event: StoredEvent) -> Message:
+    data = event.data
+    amount = Decimal(str(data.get("amount", 0)))
+    verb = "received" if amount >= 0 else "paid"
+    body = (
+        f"Funding {verb} on {data.get('symbol')}: {money_text(abs(amount))} USDT "
+        f"at a rate of {_num(data.get('rate'))}."
+    )
+    return Message(
+        f"{data.get('symbol')} funding {verb}",
+        body,
+        _keep(data, "symbol", "amount", "funding_time"),
+    )
+
+
+SIGNAL_OUTCOMES = {"signal.executed": "executed", "signal.rejected": "rejected"}
+
+
+def _signal(event: StoredEvent) -> Message:
+    signal = event.data
+    outcome = SIGNAL_OUTCOMES.get(event.type, "ignored")
+    source = str(signal.get("source", "tv"))
+    title = f"Signal {outcome} ({source})"
+    body = str(signal.get("msg") or "")
+    if outcome == "executed":
+        orders = signal.get("order_ids") or []
+        body = body or f"Placed {len(orders)} order(s): {', '.join(f'#{o}' for o in orders)}."
+    data = {"signal_id": signal.get("id"), "source": source}
+    block = _cornix(signal.get("parsed"), f"Signal {signal.get('id')} ({source}): {body}")
+    return Message(title, body, data, block if outcome == "executed" else None)
+
+
+def _cornix(parsed: Any, footer: str) -> str | None:
+    """An executed opening signal as a Cornix-compatible block (domain rules B2.7), so users
+    can forward it; None for anything else (closes, several commands)."""
+    command = parsed[0] if isinstance(parsed, list) and len(parsed) == 1 else parsed
+    if not isinstance(command, dict) or command.get("action") not in ("buy", "sell"):
+        return None
+    try:
+        entry = command.get("price")
+        leverage = command.get("leverage")
+        return cornix_block(
+            str(command.get("symbol", "")),
+            str(command["action"]),
+            leverage=int(leverage) if leverage is not None else None,
+            entries=[Decimal(str(entry))] if entry is not None else [],
+            take_profits=[
+                Decimal(str(p)) for p in command.get("take_profits") or command.get("tp") or []
+            ],
+            stops=[Decimal(str(p)) for p in command.get("stop") or []],
+            footer=footer,
+        )
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
+def _keep(data: Mapping[str, Any], *names: str) -> dict[str, Any]:
+    return {name: data.get(name) for name in names}
+
+
+FILL = Kind(
+    "fill",
+    "An order filled (market orders at once, limit orders when the price reaches them).",
+    Channels(inbox=True, telegram=True, email=False),
+    {"order.filled": _order_filled},
+)
+LIQUIDATION = Kind(
+    "liquidation",
+    "A position was liquidated.",
+    Channels(inbox=True, telegram=True, email=True),
+    {"position.liquidated": _liquidated},
+)
+FUNDING = Kind(
+    "funding",
+    "Funding paid or received on an open position (every funding time).",
+    Channels(inbox=True, telegram=False, email=False),
+    {"funding.charged": _funding},
+)
+SIGNAL = Kind(
+    "signal",
+    "An inbound signal (TradingView webhook…) was executed, rejected or ignored.",
+    Channels(inbox=True, telegram=True, email=False),
+    {"signal.executed": _signal, "signal.rejected": _signal, "signal.ignored": _signal},
+)
+SYSTEM = Kind(
+    "system",
+    "Announcements and account notices sent by the service itself.",
+    Channels(inbox=True, telegram=False, email=False),
+)
+
+MARKET_ALERT = Kind(
+    "market_alert",
+    "An alert from a market-data provider you connected (Finnhub).",
+    Channels(inbox=True, telegram=True, email=False),
+)
+
+KINDS: tuple[Kind, ...] = (FILL, LIQUIDATION, FUNDING, SIGNAL, SYSTEM, MARKET_ALERT)
+BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
+# outbox event type → the kind (and its renderer) that turns it into a notification
+BY_EVENT: dict[str, Kind] = {event_type: kind for kind in KINDS for event_type in kind.renderers}

@@ -1,0 +1,48 @@
+"""The inbox's outbox consumer: durable events become notifications, once each.
+
+It runs in the unit of work that moves its outbox cursor (docs/architecture.md), so a kill -9
+at any point neither loses a notification nor makes a second one. The unique (user, event)
+key of the table says the same thing to the database.
+"""
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sqlalchemy import select
+
+from papertrade.models import Portfolio
+from papertrade.notifications import service
+from papertrade.notifications.catalogue import BY_EVENT
+from papertrade.outbox.dispatcher import Consumer
+from papertrade.outbox.store import StoredEvent
+from papertrade.uow import AsyncWork
+
+
+async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
+    portfolio_ids = {e.portfolio_id for e in events if e.portfolio_id is not None}
+    owners: dict[int, tuple[int, str]] = {}
+    if portfolio_ids:
+        rows = await uow.session.execute(
+            select(Portfolio.id, Portfolio.user_id, Portfolio.name).where(
+                Portfolio.id.in_(portfolio_ids)
+            )
+        )
+        owners = {row.id: (row.user_id, row.name) for row in rows}
+    pending: list[service.Pending] = []
+    for event in events:
+        kind = BY_EVENT.get(event.type)
+        owner = owners.get(event.portfolio_id) if event.portfolio_id is not None else None
+        if kind is None or owner is None:  # not ours, or its portfolio was deleted since
+            continue
+        message = kind.renderers[event.type](event)
+        if message is None:
+            continue
+        user_id, portfolio_name = owner
+        data = {**message.data, "portfolio_name": portfolio_name}
+        message = replace(message, data=data)
+        pending.append(service.Pending(user_id, kind.name, message, event.portfolio_id, event.id))
+    await service.deliver(uow, pending)
+
+
+INBOX = Consumer("notifications.inbox", notify, types=frozenset(BY_EVENT))
+CONSUMERS = (INBOX,)

@@ -1,0 +1,46 @@
+"""What a kind of notification is, and how an outbox event becomes one.
+
+A kind names what the user chooses channels for ("fill", "liquidation"…). Another area adds its
+own kind by declaring a `Kind` with renderers for its durable events and adding it to
+`catalogue.py`; the inbox consumer, the preferences and the API pick it up from there.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from papertrade.outbox.store import StoredEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Channels:
+    """Where one kind of notification goes."""
+
+    inbox: bool = True
+    telegram: bool = False
+    email: bool = False
+
+    def as_dict(self) -> dict[str, bool]:
+        return {"inbox": self.inbox, "telegram": self.telegram, "email": self.email}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A notification's text, rendered once for every channel."""
+
+    title: str
+    body: str = ""
+    data: Mapping[str, Any] = field(default_factory=dict)
+    telegram: str | None = None  # HTML for Telegram when it differs (a Cornix signal block)
+
+
+# None: this event is not worth telling the user about (e.g. an order that only rests).
+Render = Callable[[StoredEvent], Message | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    name: str
+    description: str
+    defaults: Channels
+    renderers: Mapping[str, Render] = field(default_factory=dict)  # outbox event type → text

@@ -1,0 +1,65 @@
+"""Message text for Telegram: HTML escaping, the 4096-character split, the Cornix block."""
+
+import html
+from collections.abc import Sequence
+from decimal import Decimal
+
+from papertrade.kit.decimals import plain
+
+LIMIT = 4096  # characters per message (Bot API)
+
+
+def escape(text: str) -> str:
+    """User-provided text inside parse_mode=HTML: only < > & (and quotes) are special."""
+    return html.escape(text, quote=False)
+
+
+def split(text: str, limit: int = LIMIT) -> list[str]:
+    """Pieces of at most `limit` characters, cut at a line end where there is one, never
+    inside an HTML entity (`&amp;` stays whole)."""
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind("\n", 0, limit + 1)
+        if cut <= 0:
+            cut = limit
+            entity = text.rfind("&", cut - 8, cut)
+            if entity != -1 and ";" not in text[entity:cut]:
+                cut = entity
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip("\n")
+    if text or not pieces:
+        pieces.append(text)
+    return pieces
+
+
+def notification(title: str, body: str) -> str:
+    return f"<b>{escape(title)}</b>\n{escape(body)}" if body else f"<b>{escape(title)}</b>"
+
+
+def cornix_block(
+    symbol: str,
+    side: str,
+    *,
+    leverage: int | None,
+    entries: Sequence[Decimal],
+    take_profits: Sequence[Decimal] = (),
+    stops: Sequence[Decimal] = (),
+    footer: str = "",
+) -> str:
+    """A signal in the Cornix-compatible layout (domain rules B2.7), so it can be forwarded."""
+    base, quote = (symbol[:-4], symbol[-4:]) if symbol.endswith("USDT") else (symbol, "")
+    pair = f"{base}/{quote}" if quote else base
+    lines = [f"#{escape(pair)}", f"Signal Type: Regular ({'Long' if side == 'buy' else 'Short'})"]
+    if leverage is not None:
+        lines.append(f"Leverage: Cross ({leverage}X)")
+    for heading, prices in (
+        ("Entry Targets:", entries),
+        ("Take-Profit Targets:", take_profits),
+        ("Stop Targets:", stops),
+    ):
+        if prices:
+            lines.append(heading)
+            lines.extend(f"{i}) {plain(p)}" for i, p in enumerate(prices, 1))
+    if footer:
+        lines += ["", escape(footer)]
+    return "\n".join(lines)

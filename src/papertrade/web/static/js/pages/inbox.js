@@ -1,0 +1,137 @@
+// The inbox: notifications (live over the WebSocket's `inbox` channel), mark read, delete,
+// channel preferences per kind, the Telegram binding and the email banner.
+// /v1/inbox, /v1/inbox/preferences, /v1/tg/*, /v1/user/email.
+
+import { api, del, get, post } from '../api.js';
+import { bell } from '../common.js';
+import { fillTable, h, td, $ } from '../dom.js';
+import { ago } from '../format.js';
+import { busy, toast } from '../ui.js';
+
+const list = $('#inbox-list');
+const kindSelect = $('#inbox-kind');
+const unreadOnly = $('#inbox-unread');
+let oldest = null;
+
+function item(n) {
+  const read = h('button', { type: 'button', class: 'btn btn-small' }, 'Mark read');
+  read.hidden = Boolean(n.read_at);
+  read.addEventListener('click', () => busy(read, async () => {
+    await post(`/v1/inbox/${n.id}/read`);
+    await reload();
+  }));
+  const remove = h('button', { type: 'button', class: 'btn btn-small btn-danger', 'aria-label': `Delete ${n.title}` }, 'Delete');
+  remove.addEventListener('click', () => busy(remove, async () => {
+    await del(`/v1/inbox/${n.id}`);
+    await reload();
+  }));
+  return h('li', { class: n.read_at ? 'read' : 'unread', 'data-id': n.id },
+    h('strong', {}, n.title), ' ', h('span', { class: 'muted' }, ago(n.created_at)),
+    h('p', {}, n.body), read, ' ', remove);
+}
+
+async function page(before) {
+  const params = new URLSearchParams({ limit: '30' });
+  if (kindSelect.value) params.set('kind', kindSelect.value);
+  if (unreadOnly.checked) params.set('unread', 'true');
+  if (before) params.set('before_id', String(before));
+  const result = await get(`/v1/inbox?${params}`);
+  for (const n of result.notifications) list.append(item(n));
+  oldest = result.next_before_id;
+  $('#inbox-more').hidden = oldest === null;
+  $('#inbox-empty').hidden = list.children.length > 0;
+  const badge = document.getElementById('inbox-count');
+  if (badge) {
+    badge.textContent = String(result.unread_count);
+    badge.hidden = result.unread_count === 0;
+  }
+}
+
+async function reload() {
+  list.replaceChildren();
+  await page(null);
+}
+
+async function preferences() {
+  const { preferences: rows } = await get('/v1/inbox/preferences');
+  if (kindSelect.options.length === 1) {
+    for (const p of rows) kindSelect.append(h('option', { value: p.kind }, p.kind));
+  }
+  fillTable($('#prefs-table'), rows.map((p) => h('tr', { 'data-key': p.kind },
+    td(h('span', { title: p.description }, p.kind), '', 'Kind'),
+    ...['inbox', 'telegram', 'email'].map((channel) => {
+      const box = h('input', { type: 'checkbox', 'aria-label': `${p.kind} by ${channel}` });
+      box.checked = p[channel];
+      box.addEventListener('change', async () => {
+        try {
+          await api('PUT', '/v1/inbox/preferences', { preferences: { [p.kind]: { [channel]: box.checked } } });
+        } catch (error) {
+          box.checked = !box.checked;
+          toast(error.message, 'error');
+        }
+      });
+      return td(box, '', channel);
+    }))));
+}
+
+async function telegram() {
+  const status = await get('/v1/tg/status');
+  const text = status.bound
+    ? `Linked${status.username ? ` to @${status.username}` : ''}${status.status === 'inactive' ? ' — inactive: you blocked the bot; link again to resume' : ''}.`
+    : 'Not linked.';
+  $('#tg-status').textContent = text;
+  $('#tg-unbind').hidden = !status.bound;
+}
+
+$('#tg-link').addEventListener('click', (event) => busy(event.currentTarget, async () => {
+  try {
+    const link = await post('/v1/tg/link');
+    const anchor = $('#tg-url');
+    anchor.href = link.url;
+    anchor.textContent = link.url;
+    $('#tg-qr').src = link.qr_svg;
+    $('#tg-open').hidden = false;
+  } catch (error) {
+    toast(error.message, 'error');
+  }
+}));
+
+$('#tg-unbind').addEventListener('click', (event) => busy(event.currentTarget, async () => {
+  await del('/v1/tg/binding');
+  await telegram();
+}));
+
+$('#read-all').addEventListener('click', (event) => busy(event.currentTarget, async () => {
+  await post('/v1/inbox/read_all', kindSelect.value ? { kind: kindSelect.value } : {});
+  await reload();
+  await bell();
+}));
+$('#inbox-more').addEventListener('click', () => page(oldest));
+kindSelect.addEventListener('change', reload);
+unreadOnly.addEventListener('change', reload);
+
+async function emailBanner() {
+  const state = await get('/v1/user/email');
+  const box = $('#email-banner');
+  box.hidden = !state.suppressed;
+  box.textContent = state.suppressed
+    ? `Mail to ${state.email} ${state.suppressed_reason === 'unsubscribed' ? 'is turned off (you unsubscribed from all mail)' : `could not be delivered (${state.suppressed_reason})`}: only account mail is sent to it. Change your address to get notifications by email again.`
+    : '';
+}
+
+// Live: a new notification is shown at once (the socket authenticates with the session cookie).
+function live() {
+  const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/ws`);
+  socket.addEventListener('open', () => socket.send(JSON.stringify({ op: 'subscribe', channels: ['inbox'] })));
+  socket.addEventListener('message', (event) => {
+    const message = JSON.parse(event.data);
+    if (message.type === 'notification.created') {
+      reload().catch(() => {});
+    }
+  });
+  socket.addEventListener('close', () => setTimeout(live, 5000));
+}
+
+Promise.all([reload(), preferences(), telegram(), emailBanner()])
+  .catch((error) => toast(error.message, 'error'));
+live();

@@ -1,0 +1,111 @@
+"""New notifications to the `inbox` channel of their owners' sockets, in every process.
+
+Notifications are made by the outbox consumer, which runs in the engine leader only; a user's
+socket may be held by any process. Without Redis there is one process and delivery is local;
+with Redis the leader publishes each batch once and every process (itself included) delivers
+what it hears to the sockets it holds. A socket that misses one (Redis down) re-reads
+GET /v1/inbox: the rows are the truth, the socket only says "look".
+"""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+
+from papertrade.events import DomainEvent
+from papertrade.kit.deployment import namespace
+from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.time import now_ms
+from papertrade.ws.channels import INBOX
+from papertrade.ws.frames import dumps
+from papertrade.ws.hub import Hub
+
+log = logging.getLogger("papertrade.ws")
+EVENT_TYPE = "notification.created"
+
+
+class InboxRelay:
+    def __init__(self, hub: Hub, redis: Redis | None, database_url: str):
+        self.hub = hub
+        self.redis = redis
+        self.channel = f"pt:{namespace(database_url)}:ws:inbox"
+        self._task: asyncio.Task[None] | None = None
+        self.ready = asyncio.Event()
+
+    async def start(self) -> None:
+        if self.redis is not None:
+            self._task = asyncio.create_task(self._listen(), name="ws-inbox-listen")
+        else:
+            self.ready.set()
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def on_events(self, events: Sequence[DomainEvent]) -> None:
+        """The EventBus subscriber (after each commit)."""
+        for event in events:
+            if event.type != EVENT_TYPE:
+                continue
+            items: Sequence[Mapping[str, Any]] = getattr(event, "notifications", ())
+            if self.redis is None:
+                self.deliver(items)
+                continue
+            try:
+                await self.redis.publish(self.channel, orjson.dumps(list(items)))
+            except (RedisError, OSError) as exc:
+                if cancel_requested():
+                    raise
+                log.error("relaying %d notifications to sockets failed: %s", len(items), exc)
+
+    def deliver(self, items: Sequence[Mapping[str, Any]]) -> None:
+        """Send each notification to its owner's `inbox` subscribers in this process."""
+        for item in items:
+            topic = f"{INBOX}:{item['user_id']}"
+            if self.hub.has(topic):
+                shown = {k: v for k, v in item.items() if k != "user_id"}
+                message = {"channel": INBOX, "type": EVENT_TYPE, "time": now_ms(), "data": shown}
+                self.hub.publish(topic, dumps(message))
+
+    async def _listen(self) -> None:
+        assert self.redis is not None
+        delay = 0.1
+        pubsub: PubSub | None = None
+        while True:
+            try:
+                if pubsub is None:
+                    pubsub = self.redis.pubsub()
+                    await pubsub.subscribe(self.channel)
+                    self.ready.set()
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                delay = 0.1
+            except (RedisError, OSError) as exc:
+                if cancel_requested():
+                    raise asyncio.CancelledError from exc
+                log.warning("inbox relay lost (%s); reconnecting", exc)
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()  # type: ignore[no-untyped-call]
+                pubsub = None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            except asyncio.CancelledError:
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await pubsub.aclose()  # type: ignore[no-untyped-call]
+                raise
+            if message is not None and message.get("type") == "message":
+                try:
+                    self.deliver(orjson.loads(message["data"]))
+                except (ValueError, KeyError, TypeError):
+                    log.exception("malformed notification on the inbox relay")

@@ -1,0 +1,175 @@
+"""Telegram as a signal source: Cornix-style messages from a bound user trade the portfolio they
+chose through the same order path, staleness rule and signal history as the `tv` webhook."""
+
+import asyncio
+import time
+from decimal import Decimal
+from typing import Any
+
+from fastapi import FastAPI
+
+from papertrade.config import Settings
+from papertrade.tg import signals
+from papertrade.tg.text import cornix_block
+from tests.conftest import User, sign_up
+from tests.fakes.telegram_api import FakeTelegram
+from tests.notifications.helpers import wait_for_inbox
+from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
+from tests.trading_api.helpers import positions, set_price
+
+BLOCK = cornix_block(
+    "BTCUSDT",
+    "buy",
+    leverage=10,
+    entries=[Decimal(67000)],
+    take_profits=[Decimal(68000), Decimal(69000)],
+    stops=[Decimal(66000)],
+)
+
+
+async def _bound(app: FastAPI, fake: FakeTelegram, tg_user: int) -> tuple[User, int]:
+    user = await sign_up(app)
+    start = message_update(f"/start {await link_code(user)}", tg_user=tg_user)
+    await send_update(app, start)
+    assert await processed(app, start["update_id"]) == "bind"
+    pid = (await user.portfolio(initial_balance="100000"))["id"]
+    chosen = await user.client.put(
+        "/v1/tg/signals",
+        json={"portfolio_id": pid, "size_percent": "10"},
+        headers=user.write_headers(),
+    )
+    assert chosen.status_code == 200, chosen.text
+    assert chosen.json()["signal_portfolio_id"] == pid
+    assert chosen.json()["signal_size_percent"] == 10
+    return user, pid
+
+
+async def _post(app: FastAPI, fake: FakeTelegram, tg_user: int, text: str, **kw: Any) -> str:
+    """Post a message as the user; the bot's reply (notifications, in bold, skipped)."""
+    before = len(fake.to(tg_user))
+    update = message_update(text, tg_user=tg_user)
+    update["message"]["date"] = kw.get("date", int(time.time()))
+    await send_update(app, update)
+    await processed(app, update["update_id"])
+    for _ in range(200):
+        replies = [t for t in fake.to(tg_user)[before:] if not t.startswith("<b>")]
+        if replies:
+            return replies[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError("the bot did not answer")
+
+
+async def _sent_starting(fake: FakeTelegram, chat_id: int, prefix: str) -> str:
+    for _ in range(200):
+        found = [t for t in fake.to(chat_id) if t.startswith(prefix)]
+        if found:
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no message starting {prefix!r}: {fake.to(chat_id)}")
+
+
+async def _signals(user: User, pid: int) -> list[dict[str, Any]]:
+    listed = await user.get(f"/v1/portfolios/{pid}/signals")
+    assert listed.status_code == 200, listed.text
+    return list(listed.json()["signals"])
+
+
+async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
+    isolated_settings: Settings,
+) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        user, pid = await _bound(app, fake, 1001)
+        await set_price(app, "BTCUSDT", "67000")
+        reply = await _post(app, fake, 1001, "⚡⚡ " + BLOCK)
+        assert "executed" in reply and "stop 66000 is noted" in reply
+        (signal,) = await _signals(user, pid)
+        assert signal["source"] == "tg" and signal["status"] == "executed"
+        assert signal["parsed"]["stop"] == ["66000"] and signal["parsed"]["tp"] == [
+            "68000",
+            "69000",
+        ]
+        assert signal["parsed"]["leverage"] == 10
+        held = await positions(user, pid)
+        assert held["BTCUSDT"]["side"] == "long" and held["BTCUSDT"]["leverage"] == 10
+        # 10 % of the 100000 equity as margin, at 10x, at 67000: 1.492 BTC (step 0.001)
+        assert Decimal(str(held["BTCUSDT"]["quantity"])) == Decimal("1.492")
+        kinds = {n["kind"] for n in await wait_for_inbox(user, 2)}
+        assert kinds == {"fill", "signal"}
+        forwarded = await _sent_starting(fake, 1001, "#BTC/USDT")  # forwardable to Cornix
+        assert forwarded.startswith(BLOCK + "\n\nSignal 1 (tg): buy 1.492 BTCUSDT market")
+
+        closed = await _post(app, fake, 1001, "close BTCUSDT")  # the tv text commands work too
+        assert "executed" in closed
+        assert await positions(user, pid) == {}
+
+
+async def test_a_wrong_signal_gets_a_reply_saying_what_to_fix(isolated_settings: Settings) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        user, pid = await _bound(app, fake, 1002)
+        await set_price(app, "ETHUSDT", "3000")
+        no_stop = await _post(app, fake, 1002, "#ETH/USDT\nEntry: 3000\nTP: 3100")
+        assert "not executed (invalid)" in no_stop and "Stop: &lt;price&gt;" in no_stop
+        wrong_side = await _post(app, fake, 1002, "#ETH/USDT Long\nEntry 3000\nTP 3100\nStop 3200")
+        assert "wrong side" in wrong_side
+        unknown = await _post(app, fake, 1002, "#NOPE/USDT\nEntry 1\nTP 2\nStop 0.5")
+        assert "Unknown symbol" in unknown
+        old = await _post(
+            app,
+            fake,
+            1002,
+            "#ETH/USDT\nEntry 3000\nTP 3100\nStop 2900",
+            date=int(time.time()) - 600,
+        )
+        assert "not executed (stale)" in old
+        statuses = [s["status"] for s in await _signals(user, pid)]
+        assert statuses == ["stale", "invalid", "invalid", "invalid"]
+        assert await positions(user, pid) == {}
+
+
+async def test_a_signal_without_a_chosen_portfolio_is_not_traded(
+    isolated_settings: Settings,
+) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        user = await sign_up(app)
+        start = message_update(f"/start {await link_code(user)}", tg_user=1003)
+        await send_update(app, start)
+        await processed(app, start["update_id"])
+        reply = await _post(app, fake, 1003, BLOCK)
+        assert reply.startswith("To trade signals posted here, choose a portfolio")
+
+
+async def test_choosing_the_portfolio_is_checked(isolated_settings: Settings) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        owner, pid = await _bound(app, fake, 1004)
+        other = await sign_up(app)
+        own = (await other.portfolio())["id"]
+        not_bound = await other.client.put(
+            "/v1/tg/signals", json={"portfolio_id": own}, headers=other.write_headers()
+        )
+        assert not_bound.status_code == 409 and not_bound.json()["error"] == "telegram_not_bound"
+        start = message_update(f"/start {await link_code(other)}", tg_user=1005)
+        await send_update(app, start)
+        await processed(app, start["update_id"])
+        stolen = await other.client.put(
+            "/v1/tg/signals", json={"portfolio_id": pid}, headers=other.write_headers()
+        )
+        assert stolen.status_code == 404 and stolen.json()["error"] == "portfolio_not_found"
+        for body in (
+            {"portfolio_id": pid, "size_percent": 0},
+            {"portfolio_id": pid, "size_percent": "101"},
+        ):
+            bad = await owner.client.put("/v1/tg/signals", json=body, headers=owner.write_headers())
+            assert bad.status_code == 422 and bad.json()["error"] == "validation_error"
+
+
+async def test_the_same_update_never_trades_twice(isolated_settings: Settings) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        user, pid = await _bound(app, fake, 1006)
+        await set_price(app, "BTCUSDT", "67000")
+        source = signals.Source(user.id, pid, Decimal(10), 99_001, int(time.time() * 1000))
+        first = await signals.receive(app.state.ctx, source, BLOCK)
+        again = await signals.receive(app.state.ctx, source, BLOCK)  # a retried job
+        assert "executed" in first and again == "Already handled this message."
+        statuses = [s["status"] for s in await _signals(user, pid)]
+        assert statuses == ["duplicate", "executed"]
+        assert Decimal(str((await positions(user, pid))["BTCUSDT"]["quantity"])) == Decimal("1.492")
