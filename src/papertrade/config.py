@@ -85,6 +85,18 @@ class Settings(BaseSettings):
     # Inbound alert webhook (docs/webhooks.md): per token, on top of the per-minute limit.
     rate_limit_webhook_per_3min: int = 15
 
+    # USDT-TRC20 recharge (docs/wallet.md): the shared receiving address(es), in base58.
+    # Empty: recharge is off (creating an order answers 503 recharge_unavailable).
+    recharge_addresses: list[str] = Field(default_factory=list)
+    recharge_expiry_s: int = Field(default=1800, ge=60)
+    recharge_poll_s: int = Field(default=15, ge=1)
+    # A transfer is credited only once its block is this many blocks (~3 s each) old.
+    recharge_confirmations: int = Field(default=19, ge=0)
+    trongrid_url: str = "https://api.trongrid.io"
+    trongrid_api_key: str | None = None  # sent as TRON-PRO-API-KEY when set
+    # Membership tiers (docs/tiers.md): off, every user has the free tier's limits lifted.
+    tiers_enforced: bool = True
+
     @field_validator("trusted_proxies")
     @classmethod
     def _networks(cls, value: list[str]) -> list[str]:

@@ -8,8 +8,11 @@ from papertrade.market.endpoints import router as market_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
+from papertrade.recharge.endpoints import router as recharge_router
 from papertrade.square.endpoints import router as square_router
+from papertrade.tiers.endpoints import router as tiers_router
 from papertrade.users.endpoints import router as users_router
+from papertrade.wallet.endpoints import router as wallet_router
 from papertrade.webhooks.endpoints import router as webhooks_router
 from papertrade.ws.endpoints import router as ws_router
 
@@ -26,6 +29,9 @@ DOMAINS = (
     keys_router,
     webhooks_router,
     ws_router,
+    wallet_router,
+    recharge_router,
+    tiers_router,
 )
 
 

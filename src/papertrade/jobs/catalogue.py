@@ -5,5 +5,7 @@ A new area adds its `jobs.py`'s JOBS here.
 
 from papertrade.engine import jobs as engine_jobs
 from papertrade.jobs.declare import Job
+from papertrade.recharge import jobs as recharge_jobs
 
 JOBS: tuple[Job[...], ...] = (*engine_jobs.JOBS,)
+JOBS += recharge_jobs.JOBS

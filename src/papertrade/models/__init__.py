@@ -8,15 +8,19 @@ from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
+from papertrade.models.membership import AiUsage, Membership
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
+from papertrade.models.recharge import RechargeOrder, TronTransfer
 from papertrade.models.signal import Signal, SignalDedupe
 from papertrade.models.user import User, UserSession
+from papertrade.models.wallet import Wallet, WalletEntry
 from papertrade.models.webhook_token import WebhookToken
 
 __all__ = [
+    "AiUsage",
     "ApiKey",
     "CompatKey",
     "EquitySnapshot",
@@ -25,14 +29,19 @@ __all__ = [
     "IdempotencyRecord",
     "JobRecord",
     "LedgerEntry",
+    "Membership",
     "Order",
     "OutboxCursor",
     "OutboxEvent",
     "Portfolio",
     "Position",
+    "RechargeOrder",
     "Signal",
     "SignalDedupe",
+    "TronTransfer",
     "User",
     "UserSession",
+    "Wallet",
+    "WalletEntry",
     "WebhookToken",
 ]
