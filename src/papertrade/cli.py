@@ -77,6 +77,21 @@ def _jobs(args: argparse.Namespace) -> None:
     print(report.render(rows))  # noqa: T201
 
 
+def _recharge(args: argparse.Namespace) -> None:
+    from papertrade.recharge import operator
+
+    if args.recharge_command == "unmatched":
+        print(asyncio.run(operator.unmatched(get_settings())))  # noqa: T201
+        return
+    if (args.order is None) == (args.user is None):
+        raise SystemExit("resolve: give exactly one of --order or --user")
+    done = operator.resolve(
+        get_settings(), args.transfer, by=args.by, order_id=args.order, user=args.user,
+        note=args.note,
+    )  # fmt: skip
+    print(asyncio.run(done))  # noqa: T201
+
+
 def _process_count(text: str) -> int:
     count = int(text) if text.isdigit() else 0
     if count < 1:
@@ -100,6 +115,16 @@ def main(argv: list[str] | None = None) -> None:
     jobs.add_argument("--limit", type=_process_count, default=20, help="how many (newest first)")
     jobs.add_argument("--name", help="only this job, e.g. engine.settle_funding")
     jobs.set_defaults(handler=_jobs)
+    recharge = commands.add_parser("recharge", help="USDT recharge: review unmatched transfers")
+    recharge_commands = recharge.add_subparsers(dest="recharge_command", required=True)
+    recharge_commands.add_parser("unmatched", help="list transfers that matched no order")
+    resolve = recharge_commands.add_parser("resolve", help="credit an unmatched transfer")
+    resolve.add_argument("transfer", type=_process_count, help="the transfer's id (unmatched)")
+    resolve.add_argument("--by", required=True, help="your name, recorded in the ledger")
+    resolve.add_argument("--order", type=_process_count, help="the order it pays (paid_late)")
+    resolve.add_argument("--user", help="or credit this user (id or email)")
+    resolve.add_argument("--note", default="", help="why, recorded in the ledger")
+    recharge.set_defaults(handler=_recharge)
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -29,6 +30,9 @@ from websockets.asyncio.client import connect
 
 from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
+from papertrade.recharge import service as recharges
+from papertrade.trading.enums import LedgerKind
+from papertrade.wallet import service as wallets
 from tests.conftest import ORIGIN, User, bearer, client_for
 from tests.hostile.surface import RouteInfo, RouteKey, routes
 from tests.trading_api.helpers import market, order, set_price
@@ -79,6 +83,7 @@ class World:
     b_compat_key: str
     b_compat_secret: str
     b_token: str
+    a_recharge_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -143,7 +148,9 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     ledger += (await a.get(f"/v1/portfolios/{pub}/ledger")).json()
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
+    a_recharge_id = await _a_recharge_order(app, a.id)
     return World(
+        a_recharge_id=a_recharge_id,
         a=a,
         b=b,
         tag=tag,
@@ -184,6 +191,19 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         b_compat_secret=b_compat_secret,
         b_token=await b.webhook_token(b_pid),
     )
+
+
+async def _a_recharge_order(app: FastAPI, user_id: int) -> int:
+    """A pending recharge order of A's and money in A's wallet (the session app has recharge
+    off, so through the services)."""
+    ctx = app.state.ctx
+    async with ctx.transaction() as uow:
+        await wallets.credit(uow, user_id, LedgerKind.RECHARGE, Decimal(A_BALANCE), actor="test")
+        made = await recharges.create(
+            uow, user_id, Decimal(A_BALANCE), addresses=["TAuthorizationWalk"], expiry_ms=60_000
+        )
+        await uow.session.flush()
+        return int(made.id)
 
 
 # -- what "nothing of A's shows" means ------------------------------------------------------------
@@ -527,6 +547,39 @@ PROBES: list[Probe] = [
         404,
         frozenset({"signal_not_found"}),
     ),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"order_id": w.a_recharge_id},
+            404,
+            frozenset({"recharge_not_found"}),
+        )
+        for method, template in (
+            ("GET", "/recharge/orders/{order_id}"),
+            ("POST", "/recharge/orders/{order_id}/cancel"),
+        )
+    ],
+    Probe(
+        "GET", "/recharge/orders", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
+    ),
+    Probe(
+        "GET", "/user/wallet/ledger", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
+    ),
+    *[
+        Probe(
+            "POST",
+            "/user/wallet/transfers",
+            nothing,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=body,
+        )
+        for body in (
+            lambda w: {"direction": "from_portfolio", "portfolio_id": w.a_pid, "amount": "1"},
+            lambda w: {"direction": "to_portfolio", "portfolio_id": w.a_pub_pid, "amount": "1"},
+        )
+    ],
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 

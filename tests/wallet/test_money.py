@@ -94,9 +94,9 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
         in_wallets = await _sum(ctx, Wallet.balance, Wallet.user_id.in_(user_ids))
         in_portfolios = await _sum(ctx, Portfolio.balance, Portfolio.id.in_(portfolio_ids))
         for portfolio_id in portfolio_ids:
-            assert await _sum(ctx, LedgerEntry.amount, LedgerEntry.portfolio_id == portfolio_id) == (
-                await _sum(ctx, Portfolio.balance, Portfolio.id == portfolio_id)
-            )
+            assert await _sum(
+                ctx, LedgerEntry.amount, LedgerEntry.portfolio_id == portfolio_id
+            ) == (await _sum(ctx, Portfolio.balance, Portfolio.id == portfolio_id))
         tier_money = await _sum(
             ctx,
             WalletEntry.amount,

@@ -11,7 +11,9 @@ from tests.fakes.trongrid import FakeTronGrid
 from tests.wallet.conftest import balance, fund
 
 
-async def _transfer(user: User, direction: str, portfolio_id: int, amount: str) -> dict[str, object]:
+async def _transfer(
+    user: User, direction: str, portfolio_id: int, amount: str
+) -> dict[str, object]:
     response = await user.post(
         "/v1/user/wallet/transfers",
         json={"direction": direction, "portfolio_id": portfolio_id, "amount": amount},
@@ -100,19 +102,19 @@ async def test_bad_transfer_bodies(member: User) -> None:
 async def test_history_pages_and_exports_as_csv(
     member: User, wapp: FastAPI, fake: FakeTronGrid
 ) -> None:
-    for amount in ("1", "2", "3"):
-        await fund(wapp, fake, member, amount)
+    # amounts another test's pending order holds get the next cent: use what was paid
+    paid = [Decimal(str((await fund(wapp, fake, member, a))["pay_amount"])) for a in "123"]
     first = (await member.get("/v1/user/wallet/ledger", params={"limit": 2})).json()
-    assert [r["amount"] for r in first] == [3, 2]
+    assert [Decimal(str(r["amount"])) for r in first] == [paid[2], paid[1]]
     rest = await member.get(
         "/v1/user/wallet/ledger", params={"limit": 2, "before_id": first[-1]["id"]}
     )
-    assert [r["amount"] for r in rest.json()] == [1]
+    assert [Decimal(str(r["amount"])) for r in rest.json()] == [paid[0]]
     exported = await member.get("/v1/user/wallet/ledger.csv")
     assert exported.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(exported.text)))
     assert [(r["kind"], r["amount"], r["balance_after"]) for r in rows] == [
-        ("recharge", "1.000000", "1.000000"),
-        ("recharge", "2.000000", "3.000000"),
-        ("recharge", "3.000000", "6.000000"),
+        ("recharge", f"{paid[0]:.6f}", f"{paid[0]:.6f}"),
+        ("recharge", f"{paid[1]:.6f}", f"{paid[0] + paid[1]:.6f}"),
+        ("recharge", f"{paid[2]:.6f}", f"{sum(paid):.6f}"),
     ]
