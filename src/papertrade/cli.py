@@ -92,6 +92,12 @@ def _recharge(args: argparse.Namespace) -> None:
     print(asyncio.run(done))  # noqa: T201
 
 
+def _positive_id(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**31):
+        raise argparse.ArgumentTypeError(f"{text!r}: give an id (a whole number, 1 or more)")
+    return int(text)
+
+
 def _process_count(text: str) -> int:
     count = int(text) if text.isdigit() else 0
     if count < 1:
@@ -119,9 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     recharge_commands = recharge.add_subparsers(dest="recharge_command", required=True)
     recharge_commands.add_parser("unmatched", help="list transfers that matched no order")
     resolve = recharge_commands.add_parser("resolve", help="credit an unmatched transfer")
-    resolve.add_argument("transfer", type=_process_count, help="the transfer's id (unmatched)")
+    resolve.add_argument("transfer", type=_positive_id, help="the transfer's id (unmatched)")
     resolve.add_argument("--by", required=True, help="your name, recorded in the ledger")
-    resolve.add_argument("--order", type=_process_count, help="the order it pays (paid_late)")
+    resolve.add_argument("--order", type=_positive_id, help="the order it pays (paid_late)")
     resolve.add_argument("--user", help="or credit this user (id or email)")
     resolve.add_argument("--note", default="", help="why, recorded in the ledger")
     recharge.set_defaults(handler=_recharge)
