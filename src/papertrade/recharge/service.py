@@ -73,7 +73,7 @@ async def create(
             pay_amount = amount + STEP * k
             if pay_amount in taken:
                 continue
-            order = RechargeOrder(
+            recharge = RechargeOrder(
                 user_id=user_id,
                 amount=amount,
                 pay_amount=pay_amount,
@@ -85,10 +85,10 @@ async def create(
             )
             try:
                 async with uow.session.begin_nested():  # taken a moment ago by someone else?
-                    uow.session.add(order)
+                    uow.session.add(recharge)
             except IntegrityError:
                 continue
-            return order
+            return recharge
     raise Conflict(
         "Every pay amount near this one is in use; try again in a few minutes or pick "
         "another amount.",
@@ -111,29 +111,30 @@ async def get_mine(
     statement = select(RechargeOrder).where(RechargeOrder.id == order_id)
     if for_update:
         statement = statement.with_for_update()
-    order = await session.scalar(statement)
-    if order is None or order.user_id != user_id:
+    recharge = await session.scalar(statement)
+    if recharge is None or recharge.user_id != user_id:
         raise not_found()
-    return order
+    return recharge
 
 
 async def cancel(uow: AsyncWork, user_id: int, order_id: int) -> RechargeOrder:
     """Stop waiting for a payment; a transfer that still arrives is kept for review."""
-    order = await get_mine(uow.session, user_id, order_id, for_update=True)
-    if order.status != PENDING or order.expires_at < uow.now():
+    recharge = await get_mine(uow.session, user_id, order_id, for_update=True)
+    status = shown_status(recharge, uow.now())
+    if status != PENDING:
         raise Conflict(
-            f"Only a pending order can be cancelled; this one is {shown_status(order, uow.now())}.",
+            f"Only a pending order can be cancelled; this one is {status}.",
             code="recharge_not_pending",
         )
-    order.status = CANCELLED
-    order.pending_key = None
-    return order
+    recharge.status = CANCELLED
+    recharge.pending_key = None
+    return recharge
 
 
-def shown_status(order: RechargeOrder, now: int) -> str:
+def shown_status(recharge: RechargeOrder, now: int) -> str:
     """The status a user sees: a pending order past its expiry is expired (the row catches up
     the next time orders are created or the watcher runs)."""
-    return EXPIRED if order.status == PENDING and order.expires_at < now else order.status
+    return EXPIRED if recharge.status == PENDING and recharge.expires_at < now else recharge.status
 
 
 async def judge(uow: AsyncWork, transfer_id: int, *, confirmed_before: int) -> str:
@@ -149,7 +150,7 @@ async def judge(uow: AsyncWork, transfer_id: int, *, confirmed_before: int) -> s
     if transfer.block_timestamp > confirmed_before:
         return SEEN  # not enough confirmations yet; judged on a later run
     paid = Decimal(transfer.value) / MICRO
-    order = await uow.session.scalar(
+    recharge = await uow.session.scalar(
         select(RechargeOrder)
         .where(
             RechargeOrder.address == transfer.to_address,
@@ -162,31 +163,31 @@ async def judge(uow: AsyncWork, transfer_id: int, *, confirmed_before: int) -> s
         .limit(1)
         .with_for_update()
     )
-    if order is None:
+    if recharge is None:
         transfer.status = UNMATCHED
         transfer.note = "no pending order pays this exact amount at this address and time"
         return UNMATCHED
-    order.status = PAID
-    order.paid_at = uow.now()
-    order.tx_id = transfer.tx_id
-    order.pending_key = None
+    recharge.status = PAID
+    recharge.paid_at = uow.now()
+    recharge.tx_id = transfer.tx_id
+    recharge.pending_key = None
     transfer.status = CREDITED
-    transfer.order_id = order.id
+    transfer.order_id = recharge.id
     reference = f"tron:{transfer.tx_id}"
     wallet = await wallets.credit(
         uow,
-        order.user_id,
+        recharge.user_id,
         LedgerKind.RECHARGE,
-        order.pay_amount,
+        recharge.pay_amount,
         actor="watcher",
         reference=reference,
-        note=f"recharge order {order.id}",
+        note=f"recharge recharge {recharge.id}",
     )
     uow.emit(
         WalletCredited(
-            user_id=order.user_id,
+            user_id=recharge.user_id,
             kind=LedgerKind.RECHARGE.value,
-            amount=order.pay_amount,
+            amount=recharge.pay_amount,
             balance=wallet.balance,
             reference=reference,
         )
@@ -219,15 +220,15 @@ async def resolve(
         raise Conflict("Only an unmatched transfer can be resolved.", code="transfer_not_unmatched")
     amount = Decimal(transfer.value) / MICRO
     if order_id is not None:
-        order = await uow.session.get(RechargeOrder, order_id, with_for_update=True)
-        if order is None or order.status not in (EXPIRED, CANCELLED, PENDING):
+        recharge = await uow.session.get(RechargeOrder, order_id, with_for_update=True)
+        if recharge is None or recharge.status not in (EXPIRED, CANCELLED, PENDING):
             raise Conflict("That order cannot be marked paid late.", code="recharge_not_late")
-        order.status = PAID_LATE
-        order.paid_at = uow.now()
-        order.tx_id = transfer.tx_id
-        order.pending_key = None
-        transfer.order_id = order.id
-        user_id = order.user_id
+        recharge.status = PAID_LATE
+        recharge.paid_at = uow.now()
+        recharge.tx_id = transfer.tx_id
+        recharge.pending_key = None
+        transfer.order_id = recharge.id
+        user_id = recharge.user_id
     if user_id is None:
         raise Conflict("Name the user or the order to credit.", code="bad_request")
     transfer.status = RESOLVED
