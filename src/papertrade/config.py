@@ -7,6 +7,7 @@ import tempfile
 from functools import lru_cache
 from ipaddress import ip_network
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -96,6 +97,10 @@ class Settings(BaseSettings):
     trongrid_api_key: str | None = None  # sent as TRON-PRO-API-KEY when set
     # Membership tiers (docs/tiers.md): off, every user has the free tier's limits lifted.
     tiers_enforced: bool = True
+    # Who may sign up (docs/launch.md): anyone, only with an invitation code, or from the waitlist
+    # (an invitation code too, given to waitlisters from the top).
+    registration_mode: Literal["open", "invite_only", "waitlist"] = "open"
+    rate_limit_waitlist_ip_per_hour: int = 5
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -4,6 +4,7 @@ from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.keys.endpoints import router as keys_router
+from papertrade.launch.endpoints import router as launch_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
@@ -32,6 +33,7 @@ DOMAINS = (
     wallet_router,
     recharge_router,
     tiers_router,
+    launch_router,
 )
 
 

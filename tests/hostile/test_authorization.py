@@ -46,6 +46,16 @@ NOT_OWNED = {
     RouteKey("GET", "/markets/{symbol}"): "a market page; the symbol is public",
     RouteKey("GET", "/app/{rest:path}"): "the web app's 404 for unknown pages",
     RouteKey("GET", "/static/app/{path:path}"): "static CSS/JS/images",
+    **{
+        RouteKey(method, prefix + path): why
+        for prefix in ("/v1", "/api")
+        for method, path, why in (
+            ("POST", "/auth/signup", "an invitation code is made to be handed to others"),
+            ("GET", "/launch/invitations/check", "says only whether a shared code is live"),
+            ("POST", "/launch/waitlist", "a referral code is made to be shared"),
+            ("GET", "/launch/waitlist/position", "what a shared referral link shows"),
+        )
+    },
 }
 
 

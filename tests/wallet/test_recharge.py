@@ -46,7 +46,7 @@ async def test_bad_amounts_are_refused(member: User) -> None:
 
 async def test_recharge_is_unavailable_without_an_address(user: User) -> None:
     response = await user.post("/v1/recharge/orders", json={"amount": 10})
-    assert response.status_code == 503
+    assert response.status_code == 409
     assert response.json()["error"] == "recharge_unavailable"
 
 

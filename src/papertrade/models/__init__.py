@@ -7,6 +7,7 @@ from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.job import JobRecord
+from papertrade.models.launch import InviteCode, InviteUse, WaitlistEntry
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.membership import AiUsage, Membership
 from papertrade.models.order import Order
@@ -27,6 +28,8 @@ __all__ = [
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
+    "InviteCode",
+    "InviteUse",
     "JobRecord",
     "LedgerEntry",
     "Membership",
@@ -41,6 +44,7 @@ __all__ = [
     "TronTransfer",
     "User",
     "UserSession",
+    "WaitlistEntry",
     "Wallet",
     "WalletEntry",
     "WebhookToken",

@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.errors import Conflict, NotFound, ServiceUnavailable
+from papertrade.errors import Conflict, NotFound
 from papertrade.models import RechargeOrder, TronTransfer
 from papertrade.trading.enums import LedgerKind
 from papertrade.uow import AsyncWork
@@ -53,7 +53,7 @@ async def create(
 ) -> RechargeOrder:
     """A pending order with the first free pay amount on the first address that has one."""
     if not addresses:
-        raise ServiceUnavailable(
+        raise Conflict(
             "USDT recharge is not configured on this server.", code="recharge_unavailable"
         )
     await expire_overdue(uow)
