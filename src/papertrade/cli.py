@@ -92,6 +92,20 @@ def _recharge(args: argparse.Namespace) -> None:
     print(asyncio.run(done))  # noqa: T201
 
 
+def _launch(args: argparse.Namespace) -> None:
+    from papertrade.launch import operator
+
+    if args.launch_command == "invite-waitlist":
+        print(asyncio.run(operator.invite_waitlist(get_settings(), args.count)))  # noqa: T201
+        return
+    uses = None if args.uses == "unlimited" else _positive_id(args.uses)
+    days = None if args.days == 0 else args.days
+    made = operator.create_codes(
+        get_settings(), count=args.count, max_uses=uses, days=days, note=args.note
+    )
+    print(asyncio.run(made))  # noqa: T201
+
+
 def _positive_id(text: str) -> int:
     if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**31):
         raise argparse.ArgumentTypeError(f"{text!r}: give an id (a whole number, 1 or more)")
@@ -131,6 +145,16 @@ def main(argv: list[str] | None = None) -> None:
     resolve.add_argument("--user", help="or credit this user (id or email)")
     resolve.add_argument("--note", default="", help="why, recorded in the ledger")
     recharge.set_defaults(handler=_recharge)
+    launch = commands.add_parser("launch", help="invitation codes and the waitlist")
+    launch_commands = launch.add_subparsers(dest="launch_command", required=True)
+    codes = launch_commands.add_parser("create-codes", help="make invitation codes")
+    codes.add_argument("--count", type=_positive_id, default=1)
+    codes.add_argument("--uses", default="1", help="uses per code, or 'unlimited'")
+    codes.add_argument("--days", type=int, default=14, help="days valid; 0 = never expires")
+    codes.add_argument("--note", default="", help="what the codes are for")
+    invite = launch_commands.add_parser("invite-waitlist", help="invite the first N waitlisters")
+    invite.add_argument("count", type=_positive_id)
+    launch.set_defaults(handler=_launch)
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)

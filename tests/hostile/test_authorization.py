@@ -570,6 +570,14 @@ PROBES: list[Probe] = [
             ("POST", "/recharge/orders/{order_id}/cancel"),
         )
     ],
+    Probe(  # A's webhook token is no waitlist link
+        "POST",
+        "/launch/waitlist/verify",
+        nothing,
+        404,
+        frozenset({"waitlist_not_found"}),
+        body=lambda w: {"token": w.a_token},
+    ),
     Probe(
         "GET", "/recharge/orders", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
     ),

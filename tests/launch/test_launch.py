@@ -185,6 +185,16 @@ async def test_the_waitlist_double_opt_in_referrals_and_invites(
     ).status_code == 201
 
 
+async def test_waitlist_joins_are_limited_per_address(settings: Settings) -> None:
+    limited = settings.model_copy(update={"rate_limit_waitlist_ip_per_hour": 2})
+    async with running_app(limited) as app, client_for(app) as anon:
+        answers = [
+            (await anon.post("/v1/launch/waitlist", json={"email": unique_email()})).status_code
+            for _ in range(3)
+        ]
+    assert answers == [202, 202, 429]
+
+
 async def test_waitlist_bad_input(app: FastAPI) -> None:
     async with client_for(app) as anon:
         for body in [{}, {"email": "not-an-email"}, {"email": "a@example.com", "x": 1}]:
@@ -194,3 +204,21 @@ async def test_waitlist_bad_input(app: FastAPI) -> None:
         assert wrong.status_code == 404 and wrong.json()["error"] == "waitlist_not_found"
         unknown = await anon.get("/v1/launch/waitlist/position", params={"referral_code": "AAAA"})
         assert unknown.status_code == 404
+
+
+async def test_operators_make_codes_and_invite_from_the_cli_functions(
+    app: FastAPI, gated: FastAPI, settings: Settings
+) -> None:
+    from papertrade.launch import operator
+
+    made = await operator.create_codes(settings, count=2, max_uses=None, days=None, note="x")
+    lines = made.splitlines()
+    assert len(lines) == 2 and all(codes.normalise(line) == line for line in lines)
+    for _ in range(3):  # unlimited uses, no expiry
+        response = await _signup(gated, invite_code=lines[0])
+        assert response.status_code == 201, response.text
+    tag = uuid.uuid4().hex[:6]
+    await _join(app, f"cli-{tag}@example.com")
+    report = await operator.invite_waitlist(settings, 1000)
+    assert f"cli-{tag}@example.com" in report
+    assert await operator.invite_waitlist(settings, 1000) == "nobody is waiting"

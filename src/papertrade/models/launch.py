@@ -13,7 +13,9 @@ class InviteCode(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     code: Mapped[str] = mapped_column(String(16), unique=True)  # Crockford base32, upper case
     description: Mapped[str] = mapped_column(String(200), default="")
-    max_uses: Mapped[int | None] = mapped_column(Integer, default=1)  # None: unlimited
+    max_uses: Mapped[int | None] = mapped_column(
+        Integer
+    )  # None: unlimited (no default: None is meant)
     use_count: Mapped[int] = mapped_column(Integer, default=0)
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     expires_at: Mapped[int | None] = mapped_column(BigInteger, default=None)  # None: never
