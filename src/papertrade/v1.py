@@ -9,6 +9,7 @@ from papertrade.market.endpoints import router as market_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
+from papertrade.profiles.endpoints import router as profiles_router
 from papertrade.recharge.endpoints import router as recharge_router
 from papertrade.square.endpoints import router as square_router
 from papertrade.tiers.endpoints import router as tiers_router
@@ -34,6 +35,7 @@ DOMAINS = (
     recharge_router,
     tiers_router,
     launch_router,
+    profiles_router,
 )
 
 

@@ -54,6 +54,8 @@ NOT_OWNED = {
             ("GET", "/launch/invitations/check", "says only whether a shared code is live"),
             ("POST", "/launch/waitlist", "a referral code is made to be shared"),
             ("GET", "/launch/waitlist/position", "what a shared referral link shows"),
+            ("GET", "/users/{user_id}/profile", "a public profile (no e-mail, no private names)"),
+            ("GET", "/users/{user_id}/avatar", "a public avatar"),
         )
     },
 }

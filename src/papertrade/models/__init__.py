@@ -14,6 +14,7 @@ from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
+from papertrade.models.profile import Profile
 from papertrade.models.recharge import RechargeOrder, TronTransfer
 from papertrade.models.signal import Signal, SignalDedupe
 from papertrade.models.user import User, UserSession
@@ -38,6 +39,7 @@ __all__ = [
     "OutboxEvent",
     "Portfolio",
     "Position",
+    "Profile",
     "RechargeOrder",
     "Signal",
     "SignalDedupe",
