@@ -73,6 +73,7 @@ def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Setting
         # the tier limits on where it tests them.
         "tiers_enforced": False,
         "rate_limit_waitlist_ip_per_hour": 1_000_000,
+        "rate_limit_feedback_per_hour": 1_000_000,
     }
     values.update(overrides)
     return Settings(**values)

@@ -106,6 +106,16 @@ def _launch(args: argparse.Namespace) -> None:
     print(asyncio.run(made))  # noqa: T201
 
 
+def _feedback(args: argparse.Namespace) -> None:
+    from papertrade.feedback import operator
+
+    if args.feedback_command == "list":
+        print(asyncio.run(operator.listing(get_settings(), args.status, args.limit)))  # noqa: T201
+        return
+    done = operator.answer(get_settings(), args.id, by=args.by, text=args.text)
+    print(asyncio.run(done))  # noqa: T201
+
+
 def _positive_id(text: str) -> int:
     if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**31):
         raise argparse.ArgumentTypeError(f"{text!r}: give an id (a whole number, 1 or more)")
@@ -155,6 +165,16 @@ def main(argv: list[str] | None = None) -> None:
     invite = launch_commands.add_parser("invite-waitlist", help="invite the first N waitlisters")
     invite.add_argument("count", type=_positive_id)
     launch.set_defaults(handler=_launch)
+    feedback = commands.add_parser("feedback", help="read and answer users' feedback")
+    feedback_commands = feedback.add_subparsers(dest="feedback_command", required=True)
+    listed = feedback_commands.add_parser("list", help="oldest first")
+    listed.add_argument("--status", choices=["open", "answered"], default="open")
+    listed.add_argument("--limit", type=_positive_id, default=50)
+    answer = feedback_commands.add_parser("answer", help="answer one (it reaches the inbox)")
+    answer.add_argument("id", type=_positive_id)
+    answer.add_argument("--by", required=True, help="your name")
+    answer.add_argument("--text", required=True)
+    feedback.set_defaults(handler=_feedback)
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)

@@ -101,6 +101,7 @@ class Settings(BaseSettings):
     # (an invitation code too, given to waitlisters from the top).
     registration_mode: Literal["open", "invite_only", "waitlist"] = "open"
     rate_limit_waitlist_ip_per_hour: int = 5
+    rate_limit_feedback_per_hour: int = 10  # feedback messages per user
 
     @field_validator("trusted_proxies")
     @classmethod

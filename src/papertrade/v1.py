@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.feedback.endpoints import router as feedback_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.launch.endpoints import router as launch_router
 from papertrade.market.endpoints import router as market_router
@@ -36,6 +37,7 @@ DOMAINS = (
     tiers_router,
     launch_router,
     profiles_router,
+    feedback_router,
 )
 
 

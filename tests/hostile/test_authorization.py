@@ -96,6 +96,7 @@ class World:
     b_compat_secret: str
     b_token: str
     a_recharge_id: int = 0
+    a_feedback_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -161,8 +162,11 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
     a_recharge_id = await _a_recharge_order(app, a.id)
+    feedback = await a.post("/v1/feedback", json={"category": "idea", "text": f"A-idea-{tag}"})
+    assert feedback.status_code == 201, feedback.text
     return World(
         a_recharge_id=a_recharge_id,
+        a_feedback_id=feedback.json()["id"],
         a=a,
         b=b,
         tag=tag,
@@ -192,6 +196,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
             f"A-desc-{tag}",
             f"A-key-{tag}",
             f"A-compat-{tag}",
+            f"A-idea-{tag}",
             key["prefix"],
             compat["prefix"],
             token["prefix"],
@@ -572,6 +577,14 @@ PROBES: list[Probe] = [
             ("POST", "/recharge/orders/{order_id}/cancel"),
         )
     ],
+    Probe(
+        "GET",
+        "/feedback/{feedback_id}",
+        lambda w: {"feedback_id": w.a_feedback_id},
+        404,
+        frozenset({"feedback_not_found"}),
+    ),
+    Probe("GET", "/feedback", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
     Probe(  # A's webhook token is no waitlist link
         "POST",
         "/launch/waitlist/verify",

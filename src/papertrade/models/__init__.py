@@ -3,6 +3,7 @@
 from papertrade.models.api_key import ApiKey
 from papertrade.models.compat_key import CompatKey
 from papertrade.models.equity import EquitySnapshot
+from papertrade.models.feedback import Feedback
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
@@ -26,6 +27,7 @@ __all__ = [
     "ApiKey",
     "CompatKey",
     "EquitySnapshot",
+    "Feedback",
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
