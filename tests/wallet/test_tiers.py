@@ -4,8 +4,9 @@ from decimal import Decimal
 
 from fastapi import FastAPI
 
-from tests.conftest import User, client_for
+from tests.conftest import User, bearer, client_for
 from tests.fakes.trongrid import FakeTronGrid
+from tests.foundation.helpers import fresh_window
 from tests.wallet.conftest import balance, fund
 
 
@@ -92,3 +93,19 @@ async def test_bad_tier_bodies(member: User) -> None:
     for body in [{"tier": "gold"}, {}, {"tier": "pro", "months": 2}, {"tier": 1}]:
         response = await member.post("/v1/launch/tiers/me", json=body)
         assert response.status_code == 422 and response.json()["error"] == "validation_error"
+
+
+async def test_an_api_keys_rate_follows_the_users_tier(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    """Free: 60 requests a minute per key; paying for pro lifts it to 600 at once."""
+    await fund(wapp, fake, member, "15")
+    key = await member.api_key("read")
+    await fresh_window(60, 20)  # the 61 requests below all fall in one minute's budget
+    async with client_for(wapp, headers=bearer(key)) as bot:
+        answers = [(await bot.get("/v1/launch/ai-quota")).status_code for _ in range(61)]
+        assert answers == [200] * 60 + [429]
+        refused = await bot.get("/v1/launch/ai-quota")
+        assert "60 requests per minute" in refused.json()["msg"]
+        assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
+        assert (await bot.get("/v1/launch/ai-quota")).status_code == 200

@@ -8,6 +8,7 @@ with too little in the wallet nothing changes). Going back to free refunds the u
 
 from decimal import Decimal
 
+from papertrade.auth.events import CredentialsRevoked
 from papertrade.errors import Conflict
 from papertrade.kit.decimals import ZERO, usdt6
 from papertrade.ledger.service import post_wallet
@@ -28,7 +29,9 @@ def _unused(found: Membership | None, now: int) -> Decimal:
 
 
 async def change(uow: AsyncWork, user_id: int, name: str) -> Membership | None:
-    """Pay for `name` (or go back to free) from the wallet; see the module's rules."""
+    """Pay for `name` (or go back to free) from the wallet; see the module's rules. Credential
+    caches reload after it commits, so the new tier's API rate applies at once."""
+    uow.emit(CredentialsRevoked())
     tier = TIERS[name]
     actor = wallets.user_actor(user_id)
     wallet = await wallets.locked(uow, user_id)  # first: every tier change of a user in turn
