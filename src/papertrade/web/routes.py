@@ -191,6 +191,14 @@ async def settings_api_keys(request: Request) -> Response:
     return _page(request, "settings_keys.html", title="API keys", script="settings", viewer=viewer)
 
 
+@router.get("/app/wallet")
+async def wallet_page(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    return _page(request, "wallet.html", title="Wallet", script="wallet", viewer=viewer)
+
+
 @router.get("/markets")
 async def markets(request: Request) -> Response:
     viewer = await _viewer(request)
