@@ -222,3 +222,15 @@ async def test_operators_make_codes_and_invite_from_the_cli_functions(
     report = await operator.invite_waitlist(settings, 1000)
     assert f"cli-{tag}@example.com" in report
     assert await operator.invite_waitlist(settings, 1000) == "nobody is waiting"
+
+
+async def test_the_signup_page_prefills_a_code_and_asks_for_one_when_gated(
+    app: FastAPI, gated: FastAPI
+) -> None:
+    async with client_for(app) as anon:
+        plain = await anon.get("/signup")
+        assert 'id="invite-code"' not in plain.text  # open: no field unless a code came along
+        linked = await anon.get("/signup", params={"code": '7KQ2M9XD"><script>'})
+        assert 'value="7KQ2M9XD&#34;&gt;&lt;script&gt;"' in linked.text  # escaped
+    async with client_for(gated) as anon:
+        assert 'id="invite-code"' in (await anon.get("/signup")).text
