@@ -10,8 +10,12 @@ from papertrade.feedback import operator
 from papertrade.models import OutboxEvent
 from tests.conftest import User, running_app, sign_up
 
-BODY = {"category": "bug", "text": "The chart\\nfreezes", "page": "/app/portfolios/3",
-        "app_version": "2026.11.2"}  # fmt: skip
+BODY = {
+    "category": "bug",
+    "text": "The chart\\nfreezes",
+    "page": "/app/portfolios/3",
+    "app_version": "2026.11.2",
+}
 
 
 async def test_submit_list_and_an_operators_answer(
@@ -21,8 +25,11 @@ async def test_submit_list_and_an_operators_answer(
     assert sent.status_code == 201, sent.text
     row = sent.json()
     assert (row["status"], row["page"], row["app_version"], row["answer"]) == (
-        "open", "/app/portfolios/3", "2026.11.2", None,
-    )  # fmt: skip
+        "open",
+        "/app/portfolios/3",
+        "2026.11.2",
+        None,
+    )
     listed = await operator.listing(settings, "open", 1000)
     assert f"#{row['id']} [open] bug user {user.id}" in listed
     assert await operator.answer(settings, row["id"], by="ops-ann", text="Fixed in 2026.11.3") == (

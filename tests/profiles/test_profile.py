@@ -19,18 +19,27 @@ def _image(fmt: str = "PNG", size: tuple[int, int] = (40, 20)) -> bytes:
 async def test_profile_defaults_and_changes(user: User) -> None:
     mine = (await user.get("/v1/user/profile")).json()
     assert (mine["bio"], mine["time_zone"], mine["locale"], mine["has_avatar"]) == (
-        "", "UTC", "en", False,
-    )  # fmt: skip
+        "",
+        "UTC",
+        "en",
+        False,
+    )
     changed = await user.patch(
         "/v1/user/profile",
-        json={"display_name": "Ada Lovelace", "bio": "swing", "time_zone": "Europe/Berlin",
-              "locale": "pt-BR"},
-    )  # fmt: skip
+        json={
+            "display_name": "Ada Lovelace",
+            "bio": "swing",
+            "time_zone": "Europe/Berlin",
+            "locale": "pt-BR",
+        },
+    )
     assert changed.status_code == 200, changed.text
     body = changed.json()
     assert (body["display_name"], body["initials"], body["time_zone"]) == (
-        "Ada Lovelace", "AL", "Europe/Berlin",
-    )  # fmt: skip
+        "Ada Lovelace",
+        "AL",
+        "Europe/Berlin",
+    )
     assert (await user.get("/v1/user")).json()["display_name"] == "Ada Lovelace"
 
 

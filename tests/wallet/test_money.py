@@ -58,10 +58,16 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                 uow.session.add(user)
                 await uow.session.flush()
                 portfolio = await portfolios.create(
-                    uow, user.id, name="p", description="", initial_balance=Decimal(100),
-                    visibility="private", maker_fee_rate=Decimal(0), taker_fee_rate=Decimal(0),
+                    uow,
+                    user.id,
+                    name="p",
+                    description="",
+                    initial_balance=Decimal(100),
+                    visibility="private",
+                    maker_fee_rate=Decimal(0),
+                    taker_fee_rate=Decimal(0),
                     enforce_tier=False,
-                )  # fmt: skip
+                )
                 people.append((user.id, portfolio.id))
         user_ids = [u for u, _ in people]
         portfolio_ids = [p for _, p in people]
@@ -79,9 +85,13 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                     else:
                         assert isinstance(value, Decimal)
                         await wallets.transfer(
-                            uow, None, principal, portfolio_id, value,
+                            uow,
+                            None,
+                            principal,
+                            portfolio_id,
+                            value,
                             to_portfolio=kind == "to_portfolio",
-                        )  # fmt: skip
+                        )
             except PapertradeError:
                 continue  # refused (insufficient funds, unchanged tier): nothing may change
             if kind == "recharge":

@@ -29,9 +29,14 @@ async def wallet_web(
     name = "papertrade_wallet_web"
     url = await _fresh_postgres_database(name) if PG_URL else f"sqlite+aiosqlite:///{var / 'w.db'}"
     async with serve_on_own_origin(
-        url, var, tiers_enforced=True, recharge_addresses=[ADDRESS], trongrid_url=tron[1],
-        recharge_confirmations=0, recharge_poll_s=3600,
-    ) as served:  # fmt: skip
+        url,
+        var,
+        tiers_enforced=True,
+        recharge_addresses=[ADDRESS],
+        trongrid_url=tron[1],
+        recharge_confirmations=0,
+        recharge_poll_s=3600,
+    ) as served:
         yield served
     if PG_URL:
         await _drop_postgres_database(name)

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.errors import Conflict, NotFound
+from papertrade.errors import BadRequest, NotFound
 from papertrade.feedback.events import FeedbackAnswered
 from papertrade.models import Feedback
 from papertrade.uow import AsyncWork
@@ -64,7 +64,7 @@ async def answer(uow: AsyncWork, feedback_id: int, *, by: str, text: str) -> Fee
     if row is None:
         raise not_found()
     if not text.strip():
-        raise Conflict("An answer needs some text.", code="bad_request")
+        raise BadRequest("An answer needs some text.")
     row.status = ANSWERED
     row.answer = text
     row.answered_by = by

@@ -42,14 +42,17 @@ def initials(name: str) -> str:
 async def profile_of(session: AsyncSession, user_id: int) -> Profile:
     """The user's profile row, or the defaults (not stored until changed)."""
     found = await session.get(Profile, user_id)
-    return found if found is not None else Profile(user_id=user_id, bio="", time_zone="UTC",
-                                                    locale="en", avatar=None)  # fmt: skip
+    return found if found is not None else _blank(user_id)
+
+
+def _blank(user_id: int) -> Profile:
+    return Profile(user_id=user_id, bio="", time_zone="UTC", locale="en", avatar=None)
 
 
 async def _editable(uow: AsyncWork, user_id: int) -> Profile:
     found = await uow.session.get(Profile, user_id, with_for_update=True)
     if found is None:
-        found = Profile(user_id=user_id, bio="", time_zone="UTC", locale="en", avatar=None)
+        found = _blank(user_id)
         uow.session.add(found)
     return found
 

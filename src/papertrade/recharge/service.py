@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.errors import Conflict, NotFound
+from papertrade.errors import BadRequest, Conflict, NotFound
 from papertrade.models import RechargeOrder, TronTransfer
 from papertrade.trading.enums import LedgerKind
 from papertrade.uow import AsyncWork
@@ -230,7 +230,7 @@ async def resolve(
         transfer.order_id = recharge.id
         user_id = recharge.user_id
     if user_id is None:
-        raise Conflict("Name the user or the order to credit.", code="bad_request")
+        raise BadRequest("Name the user or the order to credit.")
     transfer.status = RESOLVED
     transfer.resolved_by = operator
     transfer.note = note[:200]

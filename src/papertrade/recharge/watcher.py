@@ -5,6 +5,7 @@ judged in a unit of work of its own that credits and marks it together. A crash 
 leaves it `seen`, and the next run judges it: nothing is lost and nothing credits twice.
 """
 
+import contextlib
 from dataclasses import dataclass
 
 import httpx
@@ -46,7 +47,9 @@ async def watch_once(ctx: AppContext, client: httpx.AsyncClient | None = None) -
             )
         )
     if oldest is not None:
-        async with httpx.AsyncClient() if client is None else _borrowed(client) as http:
+        # a client the caller passes is used, not closed
+        borrowed = contextlib.nullcontext(client) if client is not None else None
+        async with borrowed or httpx.AsyncClient() as http:
             for address in settings.recharge_addresses:
                 async for transfer in trongrid.incoming(
                     http,
@@ -59,19 +62,6 @@ async def watch_once(ctx: AppContext, client: httpx.AsyncClient | None = None) -
                     result.stored += await _store(ctx, transfer)
     await _judge_seen(ctx, result)
     return result
-
-
-class _borrowed:
-    """A client the caller owns: used, not closed."""
-
-    def __init__(self, client: httpx.AsyncClient):
-        self.client = client
-
-    async def __aenter__(self) -> httpx.AsyncClient:
-        return self.client
-
-    async def __aexit__(self, *_: object) -> None:
-        return None
 
 
 async def _store(ctx: AppContext, transfer: trongrid.Transfer) -> int:
