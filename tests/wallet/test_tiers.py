@@ -73,6 +73,7 @@ async def test_renewing_adds_thirty_days(member: User, wapp: FastAPI, fake: Fake
 
 
 async def test_ai_quota_counts_to_the_tier_limit_then_429s(member: User) -> None:
+    await fresh_window(60, 10)  # the burst limit (10 a minute) must not cut in first
     quota = (await member.get("/v1/launch/ai-quota")).json()
     assert quota["limit"] == 10 and quota["remaining"] == 10
     assert quota["resets_at"] % 86_400_000 == 0
@@ -109,3 +110,19 @@ async def test_an_api_keys_rate_follows_the_users_tier(
         assert "60 requests per minute" in refused.json()["msg"]
         assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
         assert (await bot.get("/v1/launch/ai-quota")).status_code == 200
+
+
+async def test_ai_messages_are_limited_to_ten_a_minute(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    await fund(wapp, fake, member, "15")
+    assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
+    await fresh_window(60, 10)
+    answers = [(await member.post("/v1/launch/ai-quota/consume")).status_code for _ in range(11)]
+    assert answers == [200] * 10 + [429]
+    assert (await member.get("/v1/launch/ai-quota")).json() | {"resets_at": 0} == {
+        "limit": 100,
+        "used": 10,
+        "remaining": 90,
+        "resets_at": 0,
+    }

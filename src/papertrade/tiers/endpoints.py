@@ -61,7 +61,12 @@ async def ai_quota(principal: Caller, ctx: Ctx) -> AiQuotaRead:
 async def consume_ai_quota(principal: Writer, ctx: Ctx) -> AiQuotaRead:
     """Count one AI message against today's quota, as every AI feature does before answering
     (for an assistant outside this server); 429 ai_quota_exceeded with resets_at when none are
-    left."""
+    left, or 429 rate_limited past 10 a minute."""
+    async with ctx.db.reader() as session:  # the day's limit first: it is the one to tell
+        today = await quota.status(session, principal.user_id, now_ms())
+    if today.remaining == 0:
+        raise quota.AiQuotaExceeded(today.limit, today.resets_at, now_ms())
+    await quota.charge_burst(ctx.limiter, principal.user_id)
     async with ctx.transaction() as uow:
         found = await quota.consume(uow, principal.user_id)
     return AiQuotaRead(

@@ -8,11 +8,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.errors import RateLimited
+from papertrade.kit.ratelimit import RateLimiter
 from papertrade.models import AiUsage
 from papertrade.tiers.limits import tier_of
 from papertrade.uow import AsyncWork
 
 DAY_MS = 86_400_000
+BURST_PER_MIN = 10  # B9: on top of the daily quota, at most this many a minute
 
 
 class AiQuotaExceeded(RateLimited):
@@ -25,6 +27,17 @@ class AiQuotaExceeded(RateLimited):
             retry_after=max(1, (resets_at - now + 999) // 1000),
         )
         self.extra = {"resets_at": resets_at, "limit": limit}
+
+
+async def charge_burst(limiter: RateLimiter, user_id: int) -> None:
+    """The per-minute burst limit (shared across processes when the limiter is Redis's); call
+    it before `consume`, outside the unit of work."""
+    usage = await limiter.hit(f"ai:burst:{user_id}", BURST_PER_MIN, 60)
+    if not usage.allowed:
+        raise RateLimited(
+            f"At most {BURST_PER_MIN} AI messages a minute; retry in {usage.retry_after} s.",
+            retry_after=usage.retry_after,
+        )
 
 
 @dataclass(frozen=True, slots=True)
