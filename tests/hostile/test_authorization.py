@@ -46,6 +46,7 @@ NOT_OWNED = {
     RouteKey("GET", "/markets/{symbol}"): "a market page; the symbol is public",
     RouteKey("GET", "/app/{rest:path}"): "the web app's 404 for unknown pages",
     RouteKey("GET", "/static/app/{path:path}"): "static CSS/JS/images",
+    RouteKey("GET", "/signup"): "?code= only pre-fills the sign-up form",
     **{
         RouteKey(method, prefix + path): why
         for prefix in ("/v1", "/api")
@@ -574,6 +575,7 @@ PROBES: list[Probe] = [
         )
         for method, template in (
             ("GET", "/recharge/orders/{order_id}"),
+            ("GET", "/recharge/orders/{order_id}/qr.svg"),
             ("POST", "/recharge/orders/{order_id}/cancel"),
         )
     ],

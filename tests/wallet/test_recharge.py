@@ -59,12 +59,16 @@ async def test_list_get_cancel_and_anothers_order_is_404(member: User, wapp: Fas
         for response in (
             await other.get(f"/v1/recharge/orders/{order['id']}"),
             await other.post(f"/v1/recharge/orders/{order['id']}/cancel"),
+            await other.get(f"/v1/recharge/orders/{order['id']}/qr.svg"),
         ):
             assert response.status_code == 404
             assert response.json()["error"] == "recharge_not_found"
         assert (await other.get("/v1/recharge/orders")).json() == []
     finally:
         await other.client.aclose()
+    qr = await member.get(f"/v1/recharge/orders/{order['id']}/qr.svg")
+    assert qr.headers["content-type"].startswith("image/svg+xml")
+    assert qr.text.startswith("<svg") and 'class="qrline"' in qr.text
     cancelled = await member.post(f"/v1/recharge/orders/{order['id']}/cancel")
     assert cancelled.json()["status"] == "cancelled"
     again = await member.post(f"/v1/recharge/orders/{order['id']}/cancel")

@@ -74,6 +74,8 @@ async def test_recharge_pay_and_spend_from_the_wallet_page(
     pay = await page.input_value("#pay-amount")
     assert pay.startswith("20")
     await expect(page.locator("#recharge-countdown")).to_contain_text("00:")
+    qr_loaded = "(img) => img.complete && img.naturalWidth > 100"
+    await page.wait_for_function(f"({qr_loaded})(document.querySelector('#recharge-qr'))")
 
     fake.add(pay)
     await watch_once(wallet_web.app.state.ctx)

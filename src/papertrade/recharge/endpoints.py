@@ -1,8 +1,11 @@
 """/v1/recharge: USDT-TRC20 recharge orders (create, list, get, cancel)."""
 
+import io
 from typing import Annotated
 
+import segno
 from fastapi import APIRouter, Query
+from fastapi.responses import Response
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.kit.ids import Id
@@ -50,6 +53,19 @@ async def get_order(order_id: Id, principal: Caller, ctx: Ctx) -> RechargeRead:
     """One of the caller's recharge orders (poll it to see it paid)."""
     async with ctx.db.reader() as session:
         return _read(await service.get_mine(session, principal.user_id, order_id))
+
+
+@router.get("/recharge/orders/{order_id}/qr.svg", response_class=Response)
+async def order_qr(order_id: Id, principal: Caller, ctx: Ctx) -> Response:
+    """A QR code of the order's receiving address (SVG), for a phone wallet to scan. The exact
+    amount is typed by hand: wallets read amounts in a TRON URI inconsistently."""
+    async with ctx.db.reader() as session:
+        recharge = await service.get_mine(session, principal.user_id, order_id)
+    out = io.BytesIO()
+    segno.make(recharge.address, error="m").save(out, kind="svg", scale=6, border=2, xmldecl=False)
+    return Response(
+        out.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "private"}
+    )
 
 
 @router.post("/recharge/orders/{order_id}/cancel", response_model=RechargeRead)

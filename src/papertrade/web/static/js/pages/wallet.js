@@ -33,6 +33,8 @@ function showOrder(order) {
   $('#recharge-order').hidden = false;
   $('#pay-amount').value = String(order.pay_amount);
   $('#pay-address').value = order.address;
+  const qr = `/v1/recharge/orders/${order.id}/qr.svg`;
+  if ($('#recharge-qr').getAttribute('src') !== qr) $('#recharge-qr').setAttribute('src', qr);
   $('#recharge-status').textContent = order.status;
   watching = order.status === 'pending' ? order : null;
 }
