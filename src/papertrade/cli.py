@@ -95,6 +95,9 @@ def _recharge(args: argparse.Namespace) -> None:
 def _launch(args: argparse.Namespace) -> None:
     from papertrade.launch import operator
 
+    if args.launch_command == "export-waitlist":
+        print(asyncio.run(operator.export_waitlist(get_settings())))  # noqa: T201
+        return
     if args.launch_command == "invite-waitlist":
         print(asyncio.run(operator.invite_waitlist(get_settings(), args.count)))  # noqa: T201
         return
@@ -164,6 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     codes.add_argument("--note", default="", help="what the codes are for")
     invite = launch_commands.add_parser("invite-waitlist", help="invite the first N waitlisters")
     invite.add_argument("count", type=_positive_id)
+    launch_commands.add_parser("export-waitlist", help="the waitlist as CSV, in line order")
     launch.set_defaults(handler=_launch)
     feedback = commands.add_parser("feedback", help="read and answer users' feedback")
     feedback_commands = feedback.add_subparsers(dest="feedback_command", required=True)

@@ -219,6 +219,10 @@ async def test_operators_make_codes_and_invite_from_the_cli_functions(
         assert response.status_code == 201, response.text
     tag = uuid.uuid4().hex[:6]
     await _join(app, f"cli-{tag}@example.com")
+    exported = (await operator.export_waitlist(settings)).splitlines()
+    assert exported[0] == "position,email,referral_code,referrals,verified_at,invited_at,created_at"
+    waiting = [line for line in exported[1:] if line.startswith(tuple("123456789"))]
+    assert any(f"cli-{tag}@example.com" in line for line in waiting)
     report = await operator.invite_waitlist(settings, 1000)
     assert f"cli-{tag}@example.com" in report
     assert await operator.invite_waitlist(settings, 1000) == "nobody is waiting"

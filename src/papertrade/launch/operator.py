@@ -1,5 +1,8 @@
 """What `papertrade launch …` does: make invitation codes, invite waitlisters from the top."""
 
+import csv
+import io
+
 from papertrade.config import Settings
 from papertrade.context import AppContext
 from papertrade.launch import service
@@ -21,6 +24,32 @@ async def create_codes(
             return "\n".join(row.code for row in made)
     finally:
         await ctx.close()
+
+
+async def export_waitlist(settings: Settings) -> str:
+    """The waitlist as CSV, in line order first (verified, not invited), then everyone else."""
+    ctx = AppContext.build(settings)
+    try:
+        async with ctx.db.reader() as session:
+            rows = await service.export(session)
+    finally:
+        await ctx.close()
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(
+        [
+            "position",
+            "email",
+            "referral_code",
+            "referrals",
+            "verified_at",
+            "invited_at",
+            "created_at",
+        ]
+    )
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+    return out.getvalue().rstrip("\n")
 
 
 async def invite_waitlist(settings: Settings, count: int) -> str:

@@ -230,3 +230,30 @@ async def invite_top(uow: AsyncWork, count: int) -> list[tuple[str, str]]:
         uow.emit(WaitlistInvited(email=entry.email, code=code.code))
         invited.append((entry.email, code.code))
     return invited
+
+
+async def export(session: AsyncSession) -> list[tuple[object, ...]]:
+    """Every entry: (position or None, email, referral code, verified referrals, verified_at,
+    invited_at, created_at), those in line first and in line order."""
+    line = await _line(session)
+    place = {entry_id: index + 1 for index, entry_id in enumerate(line)}
+    referred = await session.execute(
+        select(WaitlistEntry.referred_by, func.count())
+        .where(WaitlistEntry.verified_at.is_not(None), WaitlistEntry.referred_by.is_not(None))
+        .group_by(WaitlistEntry.referred_by)
+    )
+    counts: dict[int | None, int] = {row[0]: row[1] for row in referred.all()}
+    entries = (await session.scalars(select(WaitlistEntry).order_by(WaitlistEntry.id))).all()
+    rows = [
+        (
+            place.get(e.id),
+            e.email,
+            e.referral_code,
+            counts.get(e.id, 0),
+            e.verified_at,
+            e.invited_at,
+            e.created_at,
+        )
+        for e in entries
+    ]
+    return sorted(rows, key=lambda row: (row[0] is None, row[0] or 0))
