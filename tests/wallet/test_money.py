@@ -21,6 +21,7 @@ from papertrade.errors import PapertradeError
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.models import LedgerEntry, Portfolio, User, Wallet, WalletEntry
 from papertrade.portfolios import service as portfolios
+from papertrade.recharge import service as recharges
 from papertrade.recharge.watcher import watch_once
 from papertrade.tiers import service as tiers
 from papertrade.trading.enums import LedgerKind
@@ -165,3 +166,27 @@ async def test_two_watchers_never_credit_one_transfer_twice(
     assert await balance(member) == Decimal(42)
     kinds = [row["kind"] for row in (await member.get("/v1/user/wallet/ledger")).json()]
     assert kinds == ["recharge"]
+
+
+async def test_orders_created_at_once_never_share_a_pay_amount(
+    member: Member, wapp: FastAPI, wallet_settings: Settings
+) -> None:
+    other = AppContext.build(wallet_settings) if PG_URL else wapp.state.ctx
+
+    async def create(ctx: AppContext) -> Decimal:
+        async with ctx.transaction() as uow:
+            made = await recharges.create(
+                uow,
+                member.id,
+                Decimal(606),
+                addresses=wallet_settings.recharge_addresses,
+                expiry_ms=60_000,
+            )
+            return made.pay_amount
+
+    try:
+        amounts = await asyncio.gather(*(create(c) for c in [wapp.state.ctx, other] * 3))
+    finally:
+        if other is not wapp.state.ctx:
+            await other.close()
+    assert sorted(amounts) == [Decimal("606") + Decimal("0.01") * k for k in range(6)]
