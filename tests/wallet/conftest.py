@@ -45,17 +45,15 @@ async def wallet_settings(
 
 
 def wallet_settings_for(url: str, var: Path, tron_url: str, **overrides: Any) -> Settings:
-    return make_settings(
-        url,
-        var,
-        tiers_enforced=True,
-        recharge_addresses=[ADDRESS],
-        trongrid_url=tron_url,
-        trongrid_api_key="test-tron-key",
-        recharge_confirmations=0,
-        recharge_poll_s=3600,  # the tests run the watcher themselves
-        **overrides,
-    )
+    values: dict[str, Any] = {
+        "tiers_enforced": True,
+        "recharge_addresses": [ADDRESS],
+        "trongrid_url": tron_url,
+        "trongrid_api_key": "test-tron-key",
+        "recharge_confirmations": 0,
+        "recharge_poll_s": 3600,  # the tests run the watcher themselves, unless they say
+    }
+    return make_settings(url, var, **(values | overrides))
 
 
 @pytest.fixture(scope="package")

@@ -1,5 +1,6 @@
 """USDT-TRC20 recharge orders and the watcher against a fake TronGrid on 127.0.0.1 (B6)."""
 
+import asyncio
 import time
 from decimal import Decimal
 from typing import Any
@@ -9,13 +10,14 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from papertrade.models import TronTransfer
+from papertrade.config import Settings
+from papertrade.models import JobRecord, TronTransfer
 from papertrade.recharge import service
 from papertrade.recharge.trongrid import USDT_CONTRACT, Transfer
 from papertrade.recharge.watcher import _store
-from tests.conftest import User, sign_up
+from tests.conftest import User, running_app, sign_up
 from tests.fakes.trongrid import ADDRESS, FakeTronGrid
-from tests.wallet.conftest import balance, fund, watch
+from tests.wallet.conftest import balance, fund, wallet_settings_for, watch
 
 
 async def _order(user: User, amount: Any) -> dict[str, Any]:
@@ -209,3 +211,29 @@ async def test_a_failing_trongrid_credits_nothing_and_is_retried(
         fake.fail_with = None
     await watch(wapp)
     assert await balance(member) == Decimal("19")
+
+
+async def test_the_scheduled_watcher_credits_without_anyone_calling_it(
+    isolated_settings: Settings, tron: tuple[FakeTronGrid, str]
+) -> None:
+    """The real job engine runs recharge.watch every RECHARGE_POLL_S seconds (here 1)."""
+    settings = wallet_settings_for(
+        isolated_settings.database_url, isolated_settings.var_dir, tron[1], recharge_poll_s=1
+    )
+    async with running_app(settings) as app:
+        user = await sign_up(app)
+        order = await _order(user, 31)
+        tron[0].add(Decimal(str(order["pay_amount"])))
+        for _ in range(300):  # up to a minute on a loaded machine
+            status = (await user.get(f"/v1/recharge/orders/{order['id']}")).json()["status"]
+            if status == "paid":
+                break
+            await asyncio.sleep(0.2)
+        assert status == "paid"
+        assert await balance(user) == Decimal(str(order["pay_amount"]))
+        async with app.state.ctx.db.reader() as session:
+            runs = await session.scalars(
+                select(JobRecord).where(JobRecord.name == "recharge.watch")
+            )
+            assert any(run.status == "succeeded" for run in runs)
+        await user.client.aclose()
