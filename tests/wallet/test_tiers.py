@@ -126,3 +126,22 @@ async def test_ai_messages_are_limited_to_ten_a_minute(
         "remaining": 90,
         "resets_at": 0,
     }
+
+
+async def test_a_webhooks_alerts_per_minute_follow_the_owners_tier(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    """Free: 10 alerts a minute per webhook; pro: 60 (the 3-minute burst limit stays)."""
+    await fund(wapp, fake, member, "15")
+    portfolio = await member.portfolio()
+    token = await member.webhook_token(portfolio["id"])
+    await fresh_window(60, 15)
+    async with client_for(wapp) as tradingview:
+
+        async def alert() -> int:
+            sent = await tradingview.post(f"/webhook/tv/{token}", content=b"close BTCUSDT")
+            return sent.status_code
+
+        assert [await alert() for _ in range(11)] == [200] * 10 + [429]
+        assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
+        assert await alert() == 200
