@@ -145,3 +145,26 @@ async def test_a_webhooks_alerts_per_minute_follow_the_owners_tier(
         assert [await alert() for _ in range(11)] == [200] * 10 + [429]
         assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
         assert await alert() == 200
+
+
+async def test_after_a_downgrade_webhooks_over_the_limit_are_paused_not_deleted(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    await fund(wapp, fake, member, "30")
+    assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
+    portfolio = await member.portfolio()
+    first = await member.webhook_token(portfolio["id"])
+    second = await member.webhook_token(portfolio["id"])
+    assert (await member.post("/v1/launch/tiers/me", json={"tier": "free"})).status_code == 200
+    async with client_for(wapp) as tradingview:
+
+        async def alert(token: str, body: bytes) -> tuple[int, str]:
+            sent = await tradingview.post(f"/webhook/tv/{token}", content=body)
+            return sent.status_code, sent.json().get("error", "")
+
+        assert (await alert(first, b"close ETHUSDT"))[0] == 200
+        assert await alert(second, b"close ETHUSDT") == (403, "tier_limit")
+        listed = (await member.get(f"/v1/portfolios/{portfolio['id']}/webhook-tokens")).json()
+        assert len(listed) == 2 and all(t["revoked_at"] is None for t in listed)  # kept
+        assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
+        assert (await alert(second, b"close SOLUSDT"))[0] == 200

@@ -68,3 +68,26 @@ async def check_webhook_tokens(session: AsyncSession, user_id: int, now: int) ->
     )
     if (count or 0) >= tier.webhook_tokens:
         raise _refuse(tier, "webhook_tokens", "webhook tokens", tier.webhook_tokens)
+
+
+async def check_webhook_in_limit(
+    session: AsyncSession, owner_id: int, token_id: int, tier: Tier
+) -> None:
+    """After a downgrade the oldest live tokens, up to the limit, keep working; newer ones stay
+    (never deleted) but refuse alerts until the user upgrades or revokes older ones."""
+    older = await session.scalar(
+        select(func.count(WebhookToken.id))
+        .join(Portfolio, Portfolio.id == WebhookToken.portfolio_id)
+        .where(
+            Portfolio.user_id == owner_id,
+            Portfolio.deleted_at.is_(None),
+            WebhookToken.revoked_at.is_(None),
+            WebhookToken.id < token_id,
+        )
+    )
+    if (older or 0) >= tier.webhook_tokens:
+        raise TierLimit(
+            f"This webhook is over the {tier.name} tier's {tier.webhook_tokens} webhook tokens "
+            "and is paused (kept, not deleted): revoke another webhook or upgrade under "
+            "/v1/launch/tiers."
+        )

@@ -153,13 +153,14 @@ async def _lookup(
 
 
 async def _rate_limit(ctx: AppContext, token_id: int, owner: int) -> None:
-    """Per token: the per-minute limit (lower on the owner's tier, docs/tiers.md) and a 3-minute
-    burst limit like TradingView's own."""
+    """Per token: the per-minute limit (lower on the owner's tier, docs/tiers.md; a token over
+    the tier's count is paused) and a 3-minute burst limit like TradingView's own."""
     key = f"webhook:{namespace(ctx.settings.database_url)}:{token_id}"
     per_min = ctx.settings.rate_limit_webhook_per_min
     if ctx.settings.tiers_enforced:
         async with ctx.db.reader() as session:
             tier = await tier_limits.tier_of(session, owner, now_ms())
+            await tier_limits.check_webhook_in_limit(session, owner, token_id, tier)
         per_min = min(per_min, tier.webhook_signals_per_min)
     for limit, window in (
         (per_min, 60),
