@@ -40,6 +40,7 @@ async def test_free_limits_name_the_upgrade_and_paying_lifts_them(
     paid = await member.post("/v1/launch/tiers/me", json={"tier": "pro"})
     assert paid.status_code == 200, paid.text
     assert paid.json()["tier"] == "pro" and paid.json()["wallet_balance"] == 5
+    assert (await member.get("/v1/user")).json()["tier"] == "pro"
     assert (await member.post("/v1/portfolios", json={"name": "three"})).status_code == 201
     assert (await member.post(f"/v1/portfolios/{first['id']}/webhook-tokens")).status_code == 201
     entry = (await member.get("/v1/user/wallet/ledger")).json()[0]

@@ -8,7 +8,9 @@ from papertrade.auth.cookies import clear_session_cookies, set_session_cookies
 from papertrade.auth.v1 import Caller, Ctx, WebUser
 from papertrade.errors import Forbidden
 from papertrade.kit.responses import NativeJSONResponse
+from papertrade.kit.time import now_ms
 from papertrade.launch import service as launch
+from papertrade.tiers import limits as tier_limits
 from papertrade.users import service, throttle
 from papertrade.users.schemas import SignIn, SignUp, UserRead
 
@@ -73,4 +75,6 @@ async def logout(principal: WebUser, ctx: Ctx) -> Response:
 async def profile(principal: Caller, ctx: Ctx) -> UserRead:
     """The signed-in user's profile."""
     async with ctx.db.reader() as session:
-        return UserRead.model_validate(await service.get_user(session, principal.user_id))
+        read = UserRead.model_validate(await service.get_user(session, principal.user_id))
+        tier = await tier_limits.tier_of(session, principal.user_id, now_ms())
+    return read.model_copy(update={"tier": tier.name})  # the tier in force (docs/tiers.md)
