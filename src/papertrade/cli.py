@@ -82,6 +82,54 @@ def _jobs(args: argparse.Namespace) -> None:
     print(report.render(rows))  # noqa: T201
 
 
+def _recharge(args: argparse.Namespace) -> None:
+    from papertrade.recharge import operator
+
+    if args.recharge_command == "unmatched":
+        print(asyncio.run(operator.unmatched(get_settings())))  # noqa: T201
+        return
+    if (args.order is None) == (args.user is None):
+        raise SystemExit("resolve: give exactly one of --order or --user")
+    done = operator.resolve(
+        get_settings(), args.transfer, by=args.by, order_id=args.order, user=args.user,
+        note=args.note,
+    )  # fmt: skip
+    print(asyncio.run(done))  # noqa: T201
+
+
+def _launch(args: argparse.Namespace) -> None:
+    from papertrade.launch import operator
+
+    if args.launch_command == "export-waitlist":
+        print(asyncio.run(operator.export_waitlist(get_settings())))  # noqa: T201
+        return
+    if args.launch_command == "invite-waitlist":
+        print(asyncio.run(operator.invite_waitlist(get_settings(), args.count)))  # noqa: T201
+        return
+    uses = None if args.uses == "unlimited" else _positive_id(args.uses)
+    days = None if args.days == 0 else args.days
+    made = operator.create_codes(
+        get_settings(), count=args.count, max_uses=uses, days=days, note=args.note
+    )
+    print(asyncio.run(made))  # noqa: T201
+
+
+def _feedback(args: argparse.Namespace) -> None:
+    from papertrade.feedback import operator
+
+    if args.feedback_command == "list":
+        print(asyncio.run(operator.listing(get_settings(), args.status, args.limit)))  # noqa: T201
+        return
+    done = operator.answer(get_settings(), args.id, by=args.by, text=args.text)
+    print(asyncio.run(done))  # noqa: T201
+
+
+def _positive_id(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and 0 < int(text) < 2**31):
+        raise argparse.ArgumentTypeError(f"{text!r}: give an id (a whole number, 1 or more)")
+    return int(text)
+
+
 def _process_count(text: str) -> int:
     count = int(text) if text.isdigit() else 0
     if count < 1:
@@ -105,6 +153,37 @@ def main(argv: list[str] | None = None) -> None:
     jobs.add_argument("--limit", type=_process_count, default=20, help="how many (newest first)")
     jobs.add_argument("--name", help="only this job, e.g. engine.settle_funding")
     jobs.set_defaults(handler=_jobs)
+    recharge = commands.add_parser("recharge", help="USDT recharge: review unmatched transfers")
+    recharge_commands = recharge.add_subparsers(dest="recharge_command", required=True)
+    recharge_commands.add_parser("unmatched", help="list transfers that matched no order")
+    resolve = recharge_commands.add_parser("resolve", help="credit an unmatched transfer")
+    resolve.add_argument("transfer", type=_positive_id, help="the transfer's id (unmatched)")
+    resolve.add_argument("--by", required=True, help="your name, recorded in the ledger")
+    resolve.add_argument("--order", type=_positive_id, help="the order it pays (paid_late)")
+    resolve.add_argument("--user", help="or credit this user (id or email)")
+    resolve.add_argument("--note", default="", help="why, recorded in the ledger")
+    recharge.set_defaults(handler=_recharge)
+    launch = commands.add_parser("launch", help="invitation codes and the waitlist")
+    launch_commands = launch.add_subparsers(dest="launch_command", required=True)
+    codes = launch_commands.add_parser("create-codes", help="make invitation codes")
+    codes.add_argument("--count", type=_positive_id, default=1)
+    codes.add_argument("--uses", default="1", help="uses per code, or 'unlimited'")
+    codes.add_argument("--days", type=int, default=14, help="days valid; 0 = never expires")
+    codes.add_argument("--note", default="", help="what the codes are for")
+    invite = launch_commands.add_parser("invite-waitlist", help="invite the first N waitlisters")
+    invite.add_argument("count", type=_positive_id)
+    launch_commands.add_parser("export-waitlist", help="the waitlist as CSV, in line order")
+    launch.set_defaults(handler=_launch)
+    feedback = commands.add_parser("feedback", help="read and answer users' feedback")
+    feedback_commands = feedback.add_subparsers(dest="feedback_command", required=True)
+    listed = feedback_commands.add_parser("list", help="oldest first")
+    listed.add_argument("--status", choices=["open", "answered"], default="open")
+    listed.add_argument("--limit", type=_positive_id, default=50)
+    answer = feedback_commands.add_parser("answer", help="answer one (it reaches the inbox)")
+    answer.add_argument("id", type=_positive_id)
+    answer.add_argument("--by", required=True, help="your name")
+    answer.add_argument("--text", required=True)
+    feedback.set_defaults(handler=_feedback)
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)

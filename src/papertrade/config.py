@@ -7,6 +7,7 @@ import tempfile
 from functools import lru_cache
 from ipaddress import ip_network
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator, model_validator
@@ -104,6 +105,23 @@ class Settings(BaseSettings):
     # The email provider's signed event webhook (Resend, Svix): its whsec_… signing secret.
     resend_webhook_secret: str | None = None
     rate_limit_inbound_per_min: int = 120  # events per minute per inbound source
+
+    # USDT-TRC20 recharge (docs/wallet.md): the shared receiving address(es), in base58.
+    # Empty: recharge is off (creating an order answers 503 recharge_unavailable).
+    recharge_addresses: list[str] = Field(default_factory=list)
+    recharge_expiry_s: int = Field(default=1800, ge=60)
+    recharge_poll_s: int = Field(default=15, ge=1)
+    # A transfer is credited only once its block is this many blocks (~3 s each) old.
+    recharge_confirmations: int = Field(default=19, ge=0)
+    trongrid_url: str = "https://api.trongrid.io"
+    trongrid_api_key: str | None = None  # sent as TRON-PRO-API-KEY when set
+    # Membership tiers (docs/tiers.md): off, every user has the free tier's limits lifted.
+    tiers_enforced: bool = True
+    # Who may sign up (docs/launch.md): anyone, only with an invitation code, or from the waitlist
+    # (an invitation code too, given to waitlisters from the top).
+    registration_mode: Literal["open", "invite_only", "waitlist"] = "open"
+    rate_limit_waitlist_ip_per_hour: int = 5
+    rate_limit_feedback_per_hour: int = 10  # feedback messages per user
 
     @field_validator("trusted_proxies")
     @classmethod

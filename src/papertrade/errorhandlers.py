@@ -52,7 +52,8 @@ async def on_domain_error(request: Request, exc: Exception) -> Response:
     if _is_fapi(request):
         status, code, msg = domain_to_fapi(exc)
         return fapi_error(status, code, msg, headers)
-    return native_error(exc.status_code, exc.code, exc.message, headers)
+    extra = getattr(exc, "extra", None)
+    return native_error(exc.status_code, exc.code, exc.message, headers, extra)
 
 
 async def on_trading_rule(request: Request, exc: Exception) -> Response:

@@ -4,18 +4,24 @@ from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.conditional.endpoints import router as conditional_router
+from papertrade.feedback.endpoints import router as feedback_router
 from papertrade.inbound.endpoints import router as inbound_router
 from papertrade.keys.endpoints import router as keys_router
+from papertrade.launch.endpoints import router as launch_router
 from papertrade.mail.endpoints import router as mail_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.notifications.endpoints import router as notifications_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
 from papertrade.positions.endpoints import router as positions_router
+from papertrade.profiles.endpoints import router as profiles_router
+from papertrade.recharge.endpoints import router as recharge_router
 from papertrade.square.endpoints import router as square_router
 from papertrade.strategies.endpoints import router as strategies_router
 from papertrade.tg.endpoints import router as telegram_router
+from papertrade.tiers.endpoints import router as tiers_router
 from papertrade.users.endpoints import router as users_router
+from papertrade.wallet.endpoints import router as wallet_router
 from papertrade.webhooks.endpoints import router as webhooks_router
 from papertrade.ws.endpoints import router as ws_router
 
@@ -38,6 +44,12 @@ DOMAINS = (
     telegram_router,
     mail_router,
     inbound_router,
+    wallet_router,
+    recharge_router,
+    tiers_router,
+    launch_router,
+    profiles_router,
+    feedback_router,
 )
 
 

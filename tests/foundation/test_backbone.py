@@ -11,9 +11,10 @@ SOURCE = Path(papertrade.__file__).parent
 BALANCE_WRITER = SOURCE / "ledger" / "service.py"
 ORDER_STATE_WRITER = SOURCE / "orders" / "lifecycle.py"
 ORDER_STATE = {"status", "is_open"}
+BALANCE_HOLDERS = ("Portfolio", "Wallet", "values")  # a wallet is booked by post_wallet
 DOMAIN_PACKAGES = {
     "accounts", "engine", "fapi", "keys", "orders", "portfolios", "positions", "square",
-    "users", "web", "webhooks", "ws", "ledger",
+    "users", "web", "webhooks", "ws", "ledger", "wallet", "recharge", "tiers",
 }  # fmt: skip
 
 
@@ -52,8 +53,9 @@ def test_only_the_ledger_changes_a_balance() -> None:
         for attribute, line in _assigned_attributes(tree):
             if attribute.attr == "balance":
                 offenders.append(f"{path.relative_to(SOURCE)}:{line}")
-        for call in ast.walk(tree):  # Portfolio(balance=…) or update(…).values(balance=…)
-            if not isinstance(call, ast.Call) or _called(call) not in ("Portfolio", "values"):
+        # Portfolio(balance=…), Wallet(balance=…) or update(…).values(balance=…)
+        for call in ast.walk(tree):
+            if not isinstance(call, ast.Call) or _called(call) not in BALANCE_HOLDERS:
                 continue
             for keyword in call.keywords:
                 starts_empty = isinstance(keyword.value, ast.Name) and keyword.value.id == "ZERO"

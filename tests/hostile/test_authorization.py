@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -30,6 +31,9 @@ from websockets.asyncio.client import connect
 
 from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
+from papertrade.recharge import service as recharges
+from papertrade.trading.enums import LedgerKind
+from papertrade.wallet import service as wallets
 from tests.conftest import ORIGIN, User, bearer, client_for
 from tests.hostile.surface import RouteInfo, RouteKey, routes
 from tests.trading_api.helpers import market, order, set_price
@@ -43,6 +47,19 @@ NOT_OWNED = {
     RouteKey("GET", "/markets/{symbol}"): "a market page; the symbol is public",
     RouteKey("GET", "/app/{rest:path}"): "the web app's 404 for unknown pages",
     RouteKey("GET", "/static/app/{path:path}"): "static CSS/JS/images",
+    RouteKey("GET", "/signup"): "?code= only pre-fills the sign-up form",
+    **{
+        RouteKey(method, prefix + path): why
+        for prefix in ("/v1", "/api")
+        for method, path, why in (
+            ("POST", "/auth/signup", "an invitation code is made to be handed to others"),
+            ("GET", "/launch/invitations/check", "says only whether a shared code is live"),
+            ("POST", "/launch/waitlist", "a referral code is made to be shared"),
+            ("GET", "/launch/waitlist/position", "what a shared referral link shows"),
+            ("GET", "/users/{user_id}/profile", "a public profile (no e-mail, no private names)"),
+            ("GET", "/users/{user_id}/avatar", "a public avatar"),
+        )
+    },
 }
 
 
@@ -90,6 +107,8 @@ class World:
     a_stop_id: int = 0  # a waiting conditional order of A's
     a_notification_id: int = 0  # the inbox notice of A's market fill
     a_source_id: int = 0  # A's Finnhub webhook source
+    a_recharge_id: int = 0
+    a_feedback_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -169,7 +188,12 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
     a_notification_id = await _inbox_notice_of(a, filled["id"])
     source = await _created(await a.post("/v1/webhook-sources", json={"provider": "finnhub"}))
+    a_recharge_id = await _a_recharge_order(app, a.id)
+    feedback = await a.post("/v1/feedback", json={"category": "idea", "text": f"A-idea-{tag}"})
+    assert feedback.status_code == 201, feedback.text
     world = World(
+        a_recharge_id=a_recharge_id,
+        a_feedback_id=feedback.json()["id"],
         a=a,
         b=b,
         tag=tag,
@@ -200,6 +224,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
             f"A-desc-{tag}",
             f"A-key-{tag}",
             f"A-compat-{tag}",
+            f"A-idea-{tag}",
             key["prefix"],
             compat["prefix"],
             token["prefix"],
@@ -250,6 +275,19 @@ async def add_strategies(w: World) -> None:
     w.a_strategy_id, w.a_strategy_code = private["id"], private["code"]
     w.a_pub_strategy_id, w.a_backtest_id = public["id"], backtest.json()["id"]
     w.a_deployment_id, w.b_strategy_id = deployment["id"], theirs["id"]
+
+
+async def _a_recharge_order(app: FastAPI, user_id: int) -> int:
+    """A pending recharge order of A's and money in A's wallet (the session app has recharge
+    off, so through the services)."""
+    ctx = app.state.ctx
+    async with ctx.transaction() as uow:
+        await wallets.credit(uow, user_id, LedgerKind.RECHARGE, Decimal(A_BALANCE), actor="test")
+        made = await recharges.create(
+            uow, user_id, Decimal(A_BALANCE), addresses=["TAuthorizationWalk"], expiry_ms=60_000
+        )
+        await uow.session.flush()
+        return int(made.id)
 
 
 # -- what "nothing of A's shows" means ------------------------------------------------------------
@@ -803,6 +841,56 @@ PROBES: list[Probe] = [
         frozenset({"portfolio_not_found"}),
         body=lambda w: {"portfolio_id": w.a_pub_pid},
     ),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"order_id": w.a_recharge_id},
+            404,
+            frozenset({"recharge_not_found"}),
+        )
+        for method, template in (
+            ("GET", "/recharge/orders/{order_id}"),
+            ("GET", "/recharge/orders/{order_id}/qr.svg"),
+            ("POST", "/recharge/orders/{order_id}/cancel"),
+        )
+    ],
+    Probe(
+        "GET",
+        "/feedback/{feedback_id}",
+        lambda w: {"feedback_id": w.a_feedback_id},
+        404,
+        frozenset({"feedback_not_found"}),
+    ),
+    Probe("GET", "/feedback", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    Probe(  # A's webhook token is no waitlist link
+        "POST",
+        "/launch/waitlist/verify",
+        nothing,
+        404,
+        frozenset({"waitlist_not_found"}),
+        body=lambda w: {"token": w.a_token},
+    ),
+    Probe(
+        "GET", "/recharge/orders", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
+    ),
+    Probe(
+        "GET", "/user/wallet/ledger", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
+    ),
+    *[
+        Probe(
+            "POST",
+            "/user/wallet/transfers",
+            nothing,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=body,
+        )
+        for body in (
+            lambda w: {"direction": "from_portfolio", "portfolio_id": w.a_pid, "amount": "1"},
+            lambda w: {"direction": "to_portfolio", "portfolio_id": w.a_pub_pid, "amount": "1"},
+        )
+    ],
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 

@@ -15,6 +15,8 @@ class Principal:
     credential_id: int
     scope: Literal["read", "write"] = "write"
     portfolio_id: int | None = None  # compat keys and webhook tokens are bound to one portfolio
+    # Requests per minute the user's membership tier allows this credential (None: no tier cap).
+    tier_rate_per_min: int | None = None
 
     @property
     def can_write(self) -> bool:

@@ -14,6 +14,8 @@ from papertrade.errors import Forbidden, RateLimited, Unauthorized
 from papertrade.kit.security import constant_equal, token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import ApiKey, UserSession
+from papertrade.tiers import limits as tier_limits
+from papertrade.tiers.table import FREE
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 LAST_USED_RESOLUTION_MS = 60_000
@@ -30,6 +32,8 @@ class NativeKey:
     user_id: int
     scope: str
     last_used_at: int | None
+    tier_rate_per_min: int = FREE.api_requests_per_min  # the paid tier's, until tier_until
+    tier_until: int = 0
 
 
 async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1") -> Principal:
@@ -44,7 +48,14 @@ async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1
                 row = await session.scalar(
                     select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
                 )
-            return NativeKey(row.id, row.user_id, row.scope, row.last_used_at) if row else None
+                if row is None:
+                    return None
+                paid = await tier_limits.membership(session, row.user_id)
+            tier = tier_limits.effective(paid, now_ms())
+            until = paid.paid_until if paid is not None and tier is not FREE else 0
+            return NativeKey(
+                row.id, row.user_id, row.scope, row.last_used_at, tier.api_requests_per_min, until
+            )
 
         key = await ctx.credentials.get("native", key_hash, load)
     if key is None:
@@ -60,11 +71,15 @@ async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1
                 update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
             )
         key.last_used_at = now
+    tier_rate = None
+    if ctx.settings.tiers_enforced:  # a paid period that ended falls back to the free tier's
+        tier_rate = key.tier_rate_per_min if now < key.tier_until else FREE.api_requests_per_min
     return Principal(
         kind="api_key",
         user_id=key.user_id,
         credential_id=key.id,
         scope="write" if key.scope == "write" else "read",
+        tier_rate_per_min=tier_rate,
     )
 
 
@@ -109,10 +124,13 @@ async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
         "webhook": ctx.settings.rate_limit_webhook_per_min,
         "compat": ctx.settings.rate_limit_compat_weight_per_min,
     }
-    usage = await ctx.limiter.hit(principal.rate_key, limits[principal.kind], 60)
+    limit = limits[principal.kind]
+    if principal.tier_rate_per_min is not None:  # by the user's tier (docs/tiers.md)
+        limit = min(limit, principal.tier_rate_per_min)
+    usage = await ctx.limiter.hit(principal.rate_key, limit, 60)
     if not usage.allowed:
         raise RateLimited(
-            f"Rate limit of {limits[principal.kind]} requests per minute exceeded for this "
+            f"Rate limit of {limit} requests per minute exceeded for this "
             f"credential; retry in {usage.retry_after} s.",
             retry_after=usage.retry_after,
         )

@@ -7,6 +7,7 @@ from papertrade.engine import jobs as engine_jobs
 from papertrade.inbound import jobs as inbound_jobs
 from papertrade.jobs.declare import Job
 from papertrade.notifications import jobs as notification_jobs
+from papertrade.recharge import jobs as recharge_jobs
 from papertrade.strategies import jobs as strategies_jobs
 from papertrade.tg import jobs as telegram_jobs
 
@@ -16,4 +17,5 @@ JOBS: tuple[Job[...], ...] = (
     *notification_jobs.JOBS,
     *telegram_jobs.JOBS,
     *inbound_jobs.JOBS,
+    *recharge_jobs.JOBS,
 )

@@ -20,7 +20,13 @@ class NativeJSONResponse(JSONResponse):
 
 
 def native_error(
-    status_code: int, code: str, msg: str, headers: dict[str, str] | None = None
+    status_code: int,
+    code: str,
+    msg: str,
+    headers: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> NativeJSONResponse:
-    """The one native error body: {"error": code, "msg": text}."""
-    return NativeJSONResponse({"error": code, "msg": msg}, status_code=status_code, headers=headers)
+    """The one native error body: {"error": code, "msg": text}, plus what an error documents
+    beside them (ai_quota_exceeded's resets_at)."""
+    body = {"error": code, "msg": msg, **(extra or {})}
+    return NativeJSONResponse(body, status_code=status_code, headers=headers)

@@ -4,18 +4,23 @@ from papertrade.models.api_key import ApiKey
 from papertrade.models.compat_key import CompatKey
 from papertrade.models.conditional_order import ConditionalOrder
 from papertrade.models.equity import EquitySnapshot
+from papertrade.models.feedback import Feedback
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.inbound import InboundEvent, InboundSource
 from papertrade.models.job import JobRecord
+from papertrade.models.launch import InviteCode, InviteUse, WaitlistEntry
 from papertrade.models.ledger import LedgerEntry
 from papertrade.models.mail import AccountToken, EmailMessage, EmailState, EmailSuppression
+from papertrade.models.membership import AiUsage, Membership
 from papertrade.models.notification import Notification, NotificationPreference
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
+from papertrade.models.profile import Profile
+from papertrade.models.recharge import RechargeOrder, TronTransfer
 from papertrade.models.signal import Signal, SignalDedupe
 from papertrade.models.strategy import (
     CandleCache,
@@ -32,10 +37,12 @@ from papertrade.models.telegram import (
     TelegramUpdate,
 )
 from papertrade.models.user import User, UserSession
+from papertrade.models.wallet import Wallet, WalletEntry
 from papertrade.models.webhook_token import WebhookToken
 
 __all__ = [
     "AccountToken",
+    "AiUsage",
     "ApiKey",
     "CandleCache",
     "CompatKey",
@@ -44,13 +51,17 @@ __all__ = [
     "EmailState",
     "EmailSuppression",
     "EquitySnapshot",
+    "Feedback",
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
     "InboundEvent",
     "InboundSource",
+    "InviteCode",
+    "InviteUse",
     "JobRecord",
     "LedgerEntry",
+    "Membership",
     "Notification",
     "NotificationPreference",
     "Order",
@@ -58,6 +69,8 @@ __all__ = [
     "OutboxEvent",
     "Portfolio",
     "Position",
+    "Profile",
+    "RechargeOrder",
     "Signal",
     "SignalDedupe",
     "Strategy",
@@ -69,7 +82,11 @@ __all__ = [
     "TelegramLink",
     "TelegramMessage",
     "TelegramUpdate",
+    "TronTransfer",
     "User",
     "UserSession",
+    "WaitlistEntry",
+    "Wallet",
+    "WalletEntry",
     "WebhookToken",
 ]

@@ -10,6 +10,7 @@ from papertrade.errors import NotFound
 from papertrade.kit.security import SecretCipher, new_hex_key, new_token, token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import CompatKey, WebhookToken
+from papertrade.tiers import limits
 from papertrade.uow import AsyncWork
 
 
@@ -50,8 +51,11 @@ async def revoke_compat_key(uow: AsyncWork, portfolio_id: int, key_id: int) -> C
 
 
 async def create_webhook_token(
-    session: AsyncSession, portfolio_id: int
+    session: AsyncSession, portfolio_id: int, *, owner_id: int, enforce_tier: bool = True
 ) -> tuple[WebhookToken, str]:
+    """A new token for the portfolio; refused past its owner's tier limit (docs/tiers.md)."""
+    if enforce_tier:
+        await limits.check_webhook_tokens(session, owner_id, now_ms())
     token = new_token("whk_")
     row = WebhookToken(portfolio_id=portfolio_id, token_hash=token_hash(token), prefix=token[:10])
     session.add(row)

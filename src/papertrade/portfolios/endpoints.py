@@ -36,6 +36,7 @@ async def create_portfolio(body: PortfolioCreate, principal: Writer, ctx: Ctx) -
             visibility=body.visibility,
             maker_fee_rate=Decimal(ctx.settings.maker_fee_rate),
             taker_fee_rate=Decimal(ctx.settings.taker_fee_rate),
+            enforce_tier=ctx.settings.tiers_enforced,
         )
         return PortfolioRead.model_validate(portfolio)
 
@@ -139,7 +140,12 @@ async def create_webhook_token(
     """A webhook token and the full URL to paste into an alert; shown only here."""
     async with ctx.db.unit_of_work() as session:
         await service.get_owned(session, principal, portfolio_id)
-        row, token = await credentials.create_webhook_token(session, portfolio_id)
+        row, token = await credentials.create_webhook_token(
+            session,
+            portfolio_id,
+            owner_id=principal.user_id,
+            enforce_tier=ctx.settings.tiers_enforced,
+        )
         read = WebhookTokenRead.model_validate(row)
     url = f"{ctx.settings.public_base_url.rstrip('/')}/webhook/tv/{token}"
     return WebhookTokenCreated(**read.model_dump(), webhook_token=token, url=url)

@@ -13,6 +13,7 @@ from papertrade.ledger.service import post
 from papertrade.models import Portfolio
 from papertrade.models.portfolio import id_from_code
 from papertrade.portfolios import credentials
+from papertrade.tiers import limits
 from papertrade.trading.enums import LedgerKind
 from papertrade.uow import AsyncWork
 
@@ -27,8 +28,12 @@ async def create(
     visibility: str,
     maker_fee_rate: Decimal,
     taker_fee_rate: Decimal,
+    enforce_tier: bool = True,
 ) -> Portfolio:
-    """A new portfolio funded with its initial balance (recorded as a deposit)."""
+    """A new portfolio funded with its initial balance (recorded as a deposit); refused past
+    the user's tier limit (tier_limit, docs/tiers.md)."""
+    if enforce_tier:
+        await limits.check_portfolios(uow.session, user_id, uow.now())
     portfolio = Portfolio(
         user_id=user_id,
         name=name,

@@ -76,6 +76,11 @@ class LedgerKind(StrEnum):
     FUNDING = "funding"
     LIQUIDATION = "liquidation"
     TOP_UP = "top_up"
+    WALLET_TRANSFER = "wallet_transfer"  # portfolio ⇄ its owner's wallet (both ledgers)
+    RECHARGE = "recharge"  # USDT-TRC20 paid in (wallet)
+    TIER_PAYMENT = "tier_payment"  # a membership period (wallet)
+    TIER_REFUND = "tier_refund"  # unused days of a replaced period (wallet)
+    OPERATOR_CREDIT = "operator_credit"  # an operator resolved a transfer (wallet)
 
 
 _OPEN_STATUSES = frozenset({OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED})

@@ -8,6 +8,9 @@ from papertrade.auth.cookies import clear_session_cookies, set_session_cookies
 from papertrade.auth.v1 import Caller, Ctx, WebUser
 from papertrade.errors import Forbidden
 from papertrade.kit.responses import NativeJSONResponse
+from papertrade.kit.time import now_ms
+from papertrade.launch import service as launch
+from papertrade.tiers import limits as tier_limits
 from papertrade.users import service, throttle
 from papertrade.users.schemas import SignIn, SignUp, UserRead
 
@@ -37,9 +40,10 @@ async def signup(body: SignUp, request: Request, ctx: Ctx) -> Response:
     kept in lower case; commonly used passwords are refused; 5 sign-ups an hour per address."""
     _check_origin(ctx, request)
     await throttle.charge_sign_up(ctx, client_key(request.scope, ctx.settings))
-    async with ctx.db.unit_of_work() as session:
-        user = await service.create_user(session, body.email, body.password)
-        token, csrf = await service.open_session(session, user, ctx.settings.session_days)
+    async with ctx.transaction() as uow:
+        user = await service.create_user(uow.session, body.email, body.password)
+        await launch.admit(uow, ctx.settings.registration_mode, body.invite_code, user.id)
+        token, csrf = await service.open_session(uow.session, user, ctx.settings.session_days)
     return await _signed_in(ctx, user.id, token, csrf, 201)
 
 
@@ -71,4 +75,6 @@ async def logout(principal: WebUser, ctx: Ctx) -> Response:
 async def profile(principal: Caller, ctx: Ctx) -> UserRead:
     """The signed-in user's profile."""
     async with ctx.db.reader() as session:
-        return UserRead.model_validate(await service.get_user(session, principal.user_id))
+        read = UserRead.model_validate(await service.get_user(session, principal.user_id))
+        tier = await tier_limits.tier_of(session, principal.user_id, now_ms())
+    return read.model_copy(update={"tier": tier.name})  # the tier in force (docs/tiers.md)

@@ -15,6 +15,11 @@ class SignUp(StrictInput):
         examples=["correct horse battery"],
         description="8 to 256 characters; commonly used passwords are refused.",
     )
+    invite_code: str | None = Field(
+        default=None,
+        max_length=32,
+        description="Required when registration is invite_only or waitlist (docs/launch.md).",
+    )
 
     @field_validator("password")
     @classmethod

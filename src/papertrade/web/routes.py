@@ -124,11 +124,16 @@ async def login_page(request: Request, next: str | None = None) -> Response:
 
 
 @router.get("/signup")
-async def signup_page(request: Request, next: str | None = None) -> Response:
-    return await _auth_page(request, "signup", next)
+async def signup_page(
+    request: Request, next: str | None = None, code: str | None = None
+) -> Response:
+    """Sign-up; `?code=` pre-fills the invitation code (docs/launch.md)."""
+    return await _auth_page(request, "signup", next, code)
 
 
-async def _auth_page(request: Request, mode: str, next_path: str | None) -> Response:
+async def _auth_page(
+    request: Request, mode: str, next_path: str | None, code: str | None = None
+) -> Response:
     destination = _safe_next(next_path)
     if await _viewer(request) is not None:
         return RedirectResponse(destination, status_code=303)
@@ -141,6 +146,8 @@ async def _auth_page(request: Request, mode: str, next_path: str | None) -> Resp
         mode=mode,
         next_path=destination,
         refused=next_path is not None and destination != "/app",
+        invite_code=(code or "")[:32],
+        ask_invite=bool(code) or _ctx(request).settings.registration_mode != "open",
     )
 
 
@@ -197,6 +204,14 @@ async def inbox_page(request: Request) -> Response:
     if viewer is None:
         return _to_login(request)
     return _page(request, "inbox.html", title="Inbox", script="inbox", viewer=viewer)
+
+
+@router.get("/app/wallet")
+async def wallet_page(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    return _page(request, "wallet.html", title="Wallet", script="wallet", viewer=viewer)
 
 
 @router.get("/markets")

@@ -26,6 +26,7 @@ from papertrade.models import Portfolio, SignalDedupe, WebhookToken
 from papertrade.orders.pricing import Venue
 from papertrade.orders.record import AnyOrder
 from papertrade.portfolios import service as portfolio_service
+from papertrade.tiers import limits as tier_limits
 from papertrade.trading.errors import TradingRuleError
 from papertrade.webhooks import command as commands
 from papertrade.webhooks.errors import (
@@ -69,7 +70,7 @@ async def receive(ctx: AppContext, token: str, raw: bytes, content_type: str) ->
     body = raw.decode("utf-8", "replace").replace("\x00", "\ufffd")
     body_format, parsed, cmds, invalid = _parse(ctx, body)
     row, owner, earlier, key, ttl = await _lookup(ctx, token, cmds, raw)
-    await _rate_limit(ctx, row.id)
+    await _rate_limit(ctx, row.id, owner)
     principal = Principal(
         kind="webhook",
         user_id=owner,
@@ -151,11 +152,18 @@ async def _lookup(
     return row, int(owner), earlier, key, ttl
 
 
-async def _rate_limit(ctx: AppContext, token_id: int) -> None:
-    """Per token: the per-minute limit and a 3-minute burst limit like TradingView's own."""
+async def _rate_limit(ctx: AppContext, token_id: int, owner: int) -> None:
+    """Per token: the per-minute limit (lower on the owner's tier, docs/tiers.md; a token over
+    the tier's count is paused) and a 3-minute burst limit like TradingView's own."""
     key = f"webhook:{namespace(ctx.settings.database_url)}:{token_id}"
+    per_min = ctx.settings.rate_limit_webhook_per_min
+    if ctx.settings.tiers_enforced:
+        async with ctx.db.reader() as session:
+            tier = await tier_limits.tier_of(session, owner, now_ms())
+            await tier_limits.check_webhook_in_limit(session, owner, token_id, tier)
+        per_min = min(per_min, tier.webhook_signals_per_min)
     for limit, window in (
-        (ctx.settings.rate_limit_webhook_per_min, 60),
+        (per_min, 60),
         (ctx.settings.rate_limit_webhook_per_3min, 180),
     ):
         usage = await ctx.limiter.hit(key, limit, window)

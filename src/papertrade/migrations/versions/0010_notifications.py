@@ -1,7 +1,7 @@
 """notifications: the in-app inbox and per-user channel preferences
 
 Revision ID: 0010
-Revises: 0007
+Revises: 0009_4
 
 New tables only: nothing existing moves (docs/notifications.md).
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0007"
+down_revision: str | None = "0009_4"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -34,15 +34,16 @@ form.addEventListener('submit', async (event) => {
   const button = form.querySelector('button[type="submit"]');
   button.disabled = true;
   try {
-    await post(`/v1/auth/${mode === 'login' ? 'login' : 'signup'}`, {
-      email: form.elements.email.value.trim(),
-      password: form.elements.password.value,
-    }, { on401: 'throw' });
+    const body = { email: form.elements.email.value.trim(), password: form.elements.password.value };
+    const invite = form.elements.invite_code;
+    if (mode === 'signup' && invite && invite.value.trim()) body.invite_code = invite.value.trim();
+    await post(`/v1/auth/${mode === 'login' ? 'login' : 'signup'}`, body, { on401: 'throw' });
     location.assign(destination);
   } catch (error) {
     const messages = {
       invalid_credentials: 'Wrong email or password.',
       email_taken: 'An account with this email already exists. Sign in instead?',
+      invite_required: 'Sign-up needs a valid invitation code right now.',
     };
     formError(form, new Error(messages[error.code] || error.message));
     (error.code === 'email_taken' ? form.elements.email : form.elements.password).focus();

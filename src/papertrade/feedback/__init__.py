@@ -1,0 +1,1 @@
+"""In-product feedback: users submit and follow it, operators answer from the CLI."""

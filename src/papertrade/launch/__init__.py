@@ -1,0 +1,1 @@
+"""Launch: registration mode, invitation codes and the waitlist (docs/launch.md)."""

@@ -1,0 +1,1 @@
+"""Membership tiers: limits per tier, paid periods from the wallet, the daily AI quota."""

@@ -1,0 +1,1 @@
+"""A user's USDT credit wallet: balance, ledger, transfers with the user's own portfolios."""

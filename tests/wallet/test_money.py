@@ -1,0 +1,192 @@
+"""Money invariants over random sequences (hypothesis) and payments racing on one wallet.
+
+Every wallet equals the sum of its ledger and is never negative, and money is conserved:
+wallets + portfolios + what tier payments took (net of refunds) = portfolios' deposits +
+recharges, after any sequence of recharges, tier changes and transfers, failed ones included.
+"""
+
+import asyncio
+import uuid
+from decimal import Decimal
+
+from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from papertrade.auth.principal import Principal
+from papertrade.config import Settings
+from papertrade.context import AppContext
+from papertrade.errors import PapertradeError
+from papertrade.kit.dbtypes import decimal_sum
+from papertrade.models import LedgerEntry, Portfolio, User, Wallet, WalletEntry
+from papertrade.portfolios import service as portfolios
+from papertrade.recharge import service as recharges
+from papertrade.recharge.watcher import watch_once
+from papertrade.tiers import service as tiers
+from papertrade.trading.enums import LedgerKind
+from papertrade.wallet import service as wallets
+from tests.conftest import PG_URL
+from tests.conftest import User as Member
+from tests.fakes.trongrid import FakeTronGrid
+from tests.wallet.conftest import balance, fund
+
+AMOUNTS = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(60), places=6)
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("recharge"), st.integers(0, 1), AMOUNTS),
+        st.tuples(st.just("tier"), st.integers(0, 1), st.sampled_from(["free", "pro", "elite"])),
+        st.tuples(st.just("to_portfolio"), st.integers(0, 1), AMOUNTS),
+        st.tuples(st.just("from_portfolio"), st.integers(0, 1), AMOUNTS),
+    ),
+    max_size=12,
+)
+
+
+async def _sum(ctx: AppContext, column: object, *where: object) -> Decimal:
+    async with ctx.db.reader() as session:
+        total = await session.scalar(select(decimal_sum(column)).where(*where))  # type: ignore[arg-type]
+    return total if total is not None else Decimal(0)
+
+
+async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> None:
+    ctx = AppContext.build(db_settings)
+    try:
+        people: list[tuple[int, int]] = []
+        async with ctx.transaction() as uow:
+            for _ in range(2):
+                user = User(email=f"{uuid.uuid4().hex}@example.com", password_hash="x")
+                uow.session.add(user)
+                await uow.session.flush()
+                portfolio = await portfolios.create(
+                    uow,
+                    user.id,
+                    name="p",
+                    description="",
+                    initial_balance=Decimal(100),
+                    visibility="private",
+                    maker_fee_rate=Decimal(0),
+                    taker_fee_rate=Decimal(0),
+                    enforce_tier=False,
+                )
+                people.append((user.id, portfolio.id))
+        user_ids = [u for u, _ in people]
+        portfolio_ids = [p for _, p in people]
+        recharged = Decimal(0)
+        for kind, who, value in steps:
+            user_id, portfolio_id = people[who]
+            principal = Principal(kind="session", user_id=user_id, credential_id=0)
+            try:
+                async with ctx.transaction() as uow:
+                    if kind == "recharge":
+                        assert isinstance(value, Decimal)
+                        await wallets.credit(uow, user_id, LedgerKind.RECHARGE, value, actor="t")
+                    elif kind == "tier":
+                        await tiers.change(uow, user_id, str(value))
+                    else:
+                        assert isinstance(value, Decimal)
+                        await wallets.transfer(
+                            uow,
+                            None,
+                            principal,
+                            portfolio_id,
+                            value,
+                            to_portfolio=kind == "to_portfolio",
+                        )
+            except PapertradeError:
+                continue  # refused (insufficient funds, unchanged tier): nothing may change
+            if kind == "recharge":
+                assert isinstance(value, Decimal)
+                recharged += value
+        async with ctx.db.reader() as session:
+            for wallet in await session.scalars(select(Wallet).where(Wallet.user_id.in_(user_ids))):
+                assert wallet.balance >= 0
+                assert wallet.balance == await wallets.ledger_balance(session, wallet.id)
+        in_wallets = await _sum(ctx, Wallet.balance, Wallet.user_id.in_(user_ids))
+        in_portfolios = await _sum(ctx, Portfolio.balance, Portfolio.id.in_(portfolio_ids))
+        for portfolio_id in portfolio_ids:
+            assert await _sum(
+                ctx, LedgerEntry.amount, LedgerEntry.portfolio_id == portfolio_id
+            ) == (await _sum(ctx, Portfolio.balance, Portfolio.id == portfolio_id))
+        tier_money = await _sum(
+            ctx,
+            WalletEntry.amount,
+            WalletEntry.wallet_id.in_(select(Wallet.id).where(Wallet.user_id.in_(user_ids))),
+            WalletEntry.kind.in_([LedgerKind.TIER_PAYMENT.value, LedgerKind.TIER_REFUND.value]),
+        )
+        assert in_wallets + in_portfolios - tier_money == Decimal(200) + recharged
+    finally:
+        await ctx.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=STEPS)
+def test_money_is_conserved_over_random_sequences(
+    wapp: FastAPI, wallet_settings: Settings, steps: list[tuple[str, int, object]]
+) -> None:
+    asyncio.run(_run(wallet_settings, steps))
+
+
+async def test_two_payments_racing_on_one_wallet_never_overdraw_it(
+    member: Member, wapp: FastAPI, fake: FakeTronGrid, wallet_settings: Settings
+) -> None:
+    """20 USDT, two 15 USDT tier payments at once from two contexts (two processes' worth of
+    connections on PostgreSQL): exactly one is paid."""
+    await fund(wapp, fake, member, "20")
+    other = AppContext.build(wallet_settings) if PG_URL else wapp.state.ctx
+
+    async def pay(ctx: AppContext) -> str:
+        try:
+            async with ctx.transaction() as uow:
+                await wallets.pay(uow, member.id, LedgerKind.TIER_PAYMENT, Decimal(15), actor="t")
+        except PapertradeError as exc:
+            return exc.code
+        return "paid"
+
+    try:
+        outcomes = await asyncio.gather(pay(wapp.state.ctx), pay(other))
+    finally:
+        if other is not wapp.state.ctx:
+            await other.close()
+    assert sorted(outcomes) == ["insufficient_funds", "paid"]
+    assert await balance(member) == Decimal(5)
+
+
+async def test_two_watchers_never_credit_one_transfer_twice(
+    member: Member, wapp: FastAPI, fake: FakeTronGrid, wallet_settings: Settings
+) -> None:
+    response = await member.post("/v1/recharge/orders", json={"amount": "42"})
+    fake.add(Decimal(str(response.json()["pay_amount"])))
+    other = AppContext.build(wallet_settings) if PG_URL else wapp.state.ctx
+    try:
+        await asyncio.gather(watch_once(wapp.state.ctx), watch_once(other))
+    finally:
+        if other is not wapp.state.ctx:
+            await other.close()
+    assert await balance(member) == Decimal(42)
+    kinds = [row["kind"] for row in (await member.get("/v1/user/wallet/ledger")).json()]
+    assert kinds == ["recharge"]
+
+
+async def test_orders_created_at_once_never_share_a_pay_amount(
+    member: Member, wapp: FastAPI, wallet_settings: Settings
+) -> None:
+    other = AppContext.build(wallet_settings) if PG_URL else wapp.state.ctx
+
+    async def create(ctx: AppContext) -> Decimal:
+        async with ctx.transaction() as uow:
+            made = await recharges.create(
+                uow,
+                member.id,
+                Decimal(606),
+                addresses=wallet_settings.recharge_addresses,
+                expiry_ms=60_000,
+            )
+            return made.pay_amount
+
+    try:
+        amounts = await asyncio.gather(*(create(c) for c in [wapp.state.ctx, other] * 3))
+    finally:
+        if other is not wapp.state.ctx:
+            await other.close()
+    assert sorted(amounts) == [Decimal("606") + Decimal("0.01") * k for k in range(6)]
