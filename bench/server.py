@@ -50,6 +50,7 @@ def served(
             **os.environ,
             "PAPERTRADE_VAR_DIR": var,
             "PAPERTRADE_MARKET_SOURCE": "sim",
+            "PAPERTRADE_TIERS_ENFORCED": "false",  # benchmarks use many portfolios per user
             "PAPERTRADE_PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
             "PAPERTRADE_RATE_LIMIT_API_KEY_PER_MIN": "100000000",
             "PAPERTRADE_RATE_LIMIT_SESSION_PER_MIN": "100000000",

@@ -102,6 +102,7 @@ class Service:
             "PAPERTRADE_VAR_DIR": str(self.var_dir),
             "PAPERTRADE_MARKET_SOURCE": "sim",
             "PAPERTRADE_SIM_TICK_MS": "100",
+            "PAPERTRADE_TIERS_ENFORCED": "false",  # several portfolios per user
             "PAPERTRADE_PUBLIC_BASE_URL": self.url,
             "PAPERTRADE_RATE_LIMIT_API_KEY_PER_MIN": "1000000",
             "PAPERTRADE_RATE_LIMIT_SESSION_PER_MIN": "1000000",
