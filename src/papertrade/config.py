@@ -84,6 +84,18 @@ class Settings(BaseSettings):
     ws_max_subscriptions: int = 200
     # Inbound alert webhook (docs/webhooks.md): per token, on top of the per-minute limit.
     rate_limit_webhook_per_3min: int = 15
+    # Attested track record (docs/attestation.md): the Ed25519 key signing each day's root
+    # (hex of its 32-byte seed; default: generated once and kept in <var_dir>/attestation_key),
+    # the OpenTimestamps calendars the root is submitted to, and how often the job looks for a
+    # finished UTC day to seal.
+    attestation_key: str = ""
+    ots_calendars: list[str] = Field(
+        default_factory=lambda: [
+            "https://a.pool.opentimestamps.org",
+            "https://b.pool.opentimestamps.org",
+        ]
+    )
+    attestation_every_s: int = Field(default=600, ge=1)
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -139,14 +151,14 @@ class Settings(BaseSettings):
         path = self.var_dir / "secret_key"
         if not path.exists():
             self.var_dir.mkdir(parents=True, exist_ok=True)
-            _create_once(path, secrets.token_urlsafe(48))
+            create_once(path, secrets.token_urlsafe(48))
         key = path.read_text().strip()
         if not key:
             raise SystemExit(f"{path} is empty: restore it from a backup or remove it")
         return key
 
 
-def _create_once(path: Path, content: str) -> None:
+def create_once(path: Path, content: str) -> None:
     """Create `path` holding `content` unless it exists, atomically even across processes."""
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")
     try:

@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.chain.endpoints import router as chain_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.orders.endpoints import router as orders_router
@@ -26,6 +27,7 @@ DOMAINS = (
     keys_router,
     webhooks_router,
     ws_router,
+    chain_router,
 )
 
 

@@ -3,7 +3,8 @@
 A new area adds its `jobs.py`'s JOBS here.
 """
 
+from papertrade.chain import jobs as chain_jobs
 from papertrade.engine import jobs as engine_jobs
 from papertrade.jobs.declare import Job
 
-JOBS: tuple[Job[...], ...] = (*engine_jobs.JOBS,)
+JOBS: tuple[Job[...], ...] = (*engine_jobs.JOBS, *chain_jobs.JOBS)

@@ -1,6 +1,7 @@
 """Every ORM table, one module each; importing this package registers them all."""
 
 from papertrade.models.api_key import ApiKey
+from papertrade.models.chain import Attestation, AttestationAnchor, ChainEntry, ChainHead
 from papertrade.models.compat_key import CompatKey
 from papertrade.models.equity import EquitySnapshot
 from papertrade.models.fill import Fill
@@ -18,6 +19,10 @@ from papertrade.models.webhook_token import WebhookToken
 
 __all__ = [
     "ApiKey",
+    "Attestation",
+    "AttestationAnchor",
+    "ChainEntry",
+    "ChainHead",
     "CompatKey",
     "EquitySnapshot",
     "Fill",

@@ -4,6 +4,7 @@ A domain package declares its consumers in its `consumers.py` and adds them here
 yet (notifications, copy trading, attestation and live mirroring will be the first).
 """
 
+from papertrade.chain.consumers import CHAIN
 from papertrade.outbox.dispatcher import Consumer
 
-CONSUMERS: tuple[Consumer, ...] = ()
+CONSUMERS: tuple[Consumer, ...] = (CHAIN,)
