@@ -5,7 +5,9 @@ queue and inclusion proofs, and the verifier passes, then fails once a fill is e
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +30,18 @@ from tests.trading_api.helpers import market, set_price
 async def app(isolated_settings: Settings) -> AsyncIterator[FastAPI]:
     async with running_app(isolated_settings) as application:
         yield application
+
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "verify_track_record.py"
+
+
+async def standalone(url: str, code: str) -> tuple[int, str]:
+    """The documented standalone verifier, run as its own process."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(SCRIPT), url, code, stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await process.communicate()
+    return process.returncode or 0, out.decode()
 
 
 async def trade_a_day(app: FastAPI) -> tuple[User, dict[str, Any]]:
@@ -116,6 +130,9 @@ async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: Fast
             report = await asyncio.to_thread(verify.published, url, code)
             assert report.ok, report.render()
             assert report.events == 4 and report.attested_through == today
+            status, printed = await standalone(url, code)
+            assert status == 0 and "4 events; VERIFIED" in printed, printed
+            assert f"PendingAttestation('{good.url}')" in printed
 
             ctx = app.state.ctx
             assert (await verify.stored(ctx, code)).ok
@@ -139,6 +156,8 @@ async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: Fast
             report = await asyncio.to_thread(verify.published, url, code)
             assert not report.ok
             assert "seq 3: the event does not hash to its hash" in report.problems
+            status, printed = await standalone(url, code)
+            assert status == 1 and "FAIL: seq 3: the event does not hash" in printed, printed
 
             with pytest.raises(SystemExit) as failed:
                 await asyncio.to_thread(cli.main, ["verify", code, "--url", url])

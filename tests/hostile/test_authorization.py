@@ -42,6 +42,8 @@ NOT_OWNED = {
     RouteKey("GET", "/markets/{symbol}"): "a market page; the symbol is public",
     RouteKey("GET", "/app/{rest:path}"): "the web app's 404 for unknown pages",
     RouteKey("GET", "/static/app/{path:path}"): "static CSS/JS/images",
+    RouteKey("GET", "/v1/chain/roots/{day}"): "a day's attestation root is public",
+    RouteKey("GET", "/api/chain/roots/{day}"): "a day's attestation root is public",
 }
 
 
@@ -527,6 +529,20 @@ PROBES: list[Probe] = [
         404,
         frozenset({"signal_not_found"}),
     ),
+    *[  # a private portfolio's chain is its owner's only
+        Probe(
+            "GET", "/chain/portfolios/{code}" + rest, pick, 404, frozenset({"portfolio_not_found"})
+        )
+        for rest, pick in (
+            ("", lambda w: {"code": w.a_code}),
+            ("/events", lambda w: {"code": w.a_code}),
+            ("/events/{seq}/proof", lambda w: {"code": w.a_code, "seq": 1}),
+            (
+                "/fills/{fill_id}/proof",
+                lambda w: {"code": w.a_code, "fill_id": min(w.a_fill_row_ids)},
+            ),
+        )
+    ],
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 
