@@ -27,7 +27,8 @@ class ChainEntry(Base):
     __table_args__ = (
         UniqueConstraint("portfolio_id", "seq", name="uq_chain_entries_portfolio_seq"),
         UniqueConstraint("source", "source_id", name="uq_chain_entries_source"),
-        Index("ix_chain_entries_day", "day", "portfolio_id", "seq"),
+        # Covering the day's leaves: the daily root reads the index alone, in leaf order.
+        Index("ix_chain_entries_day", "day", "portfolio_id", "seq", "hash"),
     )
 
     id: Mapped[int] = mapped_column(

@@ -44,7 +44,7 @@ def upgrade() -> None:
         sa.UniqueConstraint("portfolio_id", "seq", name="uq_chain_entries_portfolio_seq"),
         sa.UniqueConstraint("source", "source_id", name="uq_chain_entries_source"),
     )
-    op.create_index("ix_chain_entries_day", "chain_entries", ["day", "portfolio_id", "seq"])
+    op.create_index("ix_chain_entries_day", "chain_entries", ["day", "portfolio_id", "seq", "hash"])
     op.create_table(
         "attestations",
         sa.Column("day", sa.String(10), nullable=False),
