@@ -96,6 +96,11 @@ class Settings(BaseSettings):
         ]
     )
     attestation_every_s: int = Field(default=600, ge=1)
+    # Live accounts (docs/live.md): another Binance-compatible futures host instead of Binance's
+    # (a testnet); consecutive exchange errors that trip an account's kill switch.
+    live_exchange_url: str | None = None
+    live_max_consecutive_errors: int = Field(default=3, ge=1)
+    live_exchange_timeout_ms: int = Field(default=5000, ge=100)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -5,6 +5,7 @@ from fastapi import APIRouter
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.chain.endpoints import router as chain_router
 from papertrade.keys.endpoints import router as keys_router
+from papertrade.live.endpoints import router as live_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.orders.endpoints import router as orders_router
 from papertrade.portfolios.endpoints import router as portfolios_router
@@ -28,6 +29,7 @@ DOMAINS = (
     webhooks_router,
     ws_router,
     chain_router,
+    live_router,
 )
 
 

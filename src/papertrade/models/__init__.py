@@ -9,6 +9,7 @@ from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
 from papertrade.models.job import JobRecord
 from papertrade.models.ledger import LedgerEntry
+from papertrade.models.live import LiveAccount, LiveOrder
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
@@ -30,6 +31,8 @@ __all__ = [
     "IdempotencyRecord",
     "JobRecord",
     "LedgerEntry",
+    "LiveAccount",
+    "LiveOrder",
     "Order",
     "OutboxCursor",
     "OutboxEvent",

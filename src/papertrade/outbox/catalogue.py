@@ -5,6 +5,7 @@ yet (notifications, copy trading, attestation and live mirroring will be the fir
 """
 
 from papertrade.chain.consumers import CHAIN
+from papertrade.live.consumers import MIRROR
 from papertrade.outbox.dispatcher import Consumer
 
-CONSUMERS: tuple[Consumer, ...] = (CHAIN,)
+CONSUMERS: tuple[Consumer, ...] = (CHAIN, MIRROR)
