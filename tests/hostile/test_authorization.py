@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -29,6 +30,7 @@ from websockets.asyncio.client import connect
 
 from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
+from papertrade.models import LiveAccount
 from tests.conftest import ORIGIN, User, bearer, client_for
 from tests.hostile.surface import RouteInfo, RouteKey, routes
 from tests.trading_api.helpers import market, order, set_price
@@ -81,6 +83,7 @@ class World:
     b_compat_key: str
     b_compat_secret: str
     b_token: str
+    a_live_id: int = 0  # A's live account (a row: no exchange is needed to be refused)
 
     @property
     def a_pids(self) -> set[int]:
@@ -145,7 +148,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     ledger += (await a.get(f"/v1/portfolios/{pub}/ledger")).json()
     b_pid = (await b.portfolio(name=f"B-{tag}"))["id"]
     b_compat_key, b_compat_secret = await b.compat_key(b_pid)
-    return World(
+    world = World(
         a=a,
         b=b,
         tag=tag,
@@ -186,6 +189,30 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         b_compat_secret=b_compat_secret,
         b_token=await b.webhook_token(b_pid),
     )
+    world.a_live_id = await _a_live_account(app, a.id)
+    return world
+
+
+async def _a_live_account(app: FastAPI, user_id: int) -> int:
+    async with app.state.ctx.transaction() as uow:
+        account = LiveAccount(
+            user_id=user_id,
+            exchange="binanceusdm",
+            label="A-live",
+            api_key="A-live-key",
+            api_secret_encrypted=app.state.ctx.cipher.encrypt("A-live-secret"),
+            withdrawals="disabled",
+            sizing="ratio",
+            sizing_value=Decimal(1),
+            symbols="[]",
+            status="active",
+            kill_reason="",
+            consecutive_errors=0,
+            day="",
+        )
+        uow.session.add(account)
+        await uow.session.flush()
+        return account.id
 
 
 # -- what "nothing of A's shows" means ------------------------------------------------------------
@@ -412,6 +439,7 @@ def b_order_with_a_client_id(w: World) -> Any:
 
 PORTFOLIO = "/portfolios/{portfolio_id}"
 NOT_FOUND_ORDER = frozenset({"order_not_found"})
+NOT_FOUND_LIVE = frozenset({"live_account_not_found"})
 PROBES: list[Probe] = [
     Probe(
         "DELETE",
@@ -528,6 +556,31 @@ PROBES: list[Probe] = [
         lambda w: {"portfolio_id": w.b_pid, "signal_id": w.a_signal_id},
         404,
         frozenset({"signal_not_found"}),
+    ),
+    *[
+        Probe(method, "/live/accounts/{account_id}" + rest, pick, 404, NOT_FOUND_LIVE, body=body)
+        for method, rest, body in (
+            ("GET", "", None),
+            ("PATCH", "", lambda w: {"label": "taken over"}),
+            ("DELETE", "", None),
+            ("POST", "/rotate", lambda w: {"api_key": "k", "api_secret": "s"}),
+            ("GET", "/orders", None),
+            ("POST", "/kill", lambda w: {"close_positions": True}),
+        )
+        for pick in (lambda w: {"account_id": w.a_live_id},)
+    ],
+    Probe(  # B binds A's portfolio as a signal source: refused before any exchange call
+        "POST",
+        "/live/accounts",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {
+            "label": "x",
+            "api_key": "k",
+            "api_secret": "s",
+            "source_portfolio_id": w.a_pid,
+        },
     ),
     *[  # a private portfolio's chain is its owner's only
         Probe(
