@@ -46,6 +46,10 @@ def client(
         "apiKey": api_key,
         "secret": api_secret,
         "timeout": timeout_ms,
+        # ccxt's own limiter spaces requests by their weight (openOrders of every symbol: 2 s
+        # before the next call), which would hold the kill switch back; our few calls per
+        # account stay far inside Binance's per-minute weight.
+        "enableRateLimit": False,
         "options": {"fetchCurrencies": False},
     }
     if base_url:
