@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from tests.conftest import User, sign_up
 from tests.live.conftest import Exchange
-from tests.trading_api.helpers import limit, market, set_price
+from tests.trading_api.helpers import limit, market, order, set_price
 
 
 async def live_orders(user: User, account_id: int) -> list[dict[str, Any]]:
@@ -91,6 +91,12 @@ async def test_a_registered_key_mirrors_each_fill_once(
     assert sorted(o["client_order_id"] for o in placed) == sorted(
         r["client_order_id"] for r in rows
     )
+
+    # A close on paper is reduce-only on the exchange: it can shrink, never flip, the position.
+    await order(user, portfolio_id=source, symbol="BTCUSDT", action="close", quantity="0.5")
+    rows = await settled(user, account_id, 3)
+    assert rows[0]["status"] == "sent", rows[0]
+    assert await exchange_position(exchange) == 0
 
 
 async def test_bad_keys_are_refused(service: FastAPI, exchange: Exchange) -> None:

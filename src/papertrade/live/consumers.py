@@ -72,6 +72,7 @@ async def _mirror_one(uow: AsyncWork, account: LiveAccount, event: StoredEvent) 
         side=order["side"],
         source_quantity=delta,
         source_price=Decimal(order["avg_price"] or order["price"] or 0),
+        reduce_only=order.get("action") == "close",
         status=status,
         attempts=0,
         answer=answer,

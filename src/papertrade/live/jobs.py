@@ -59,6 +59,7 @@ async def send_order(run: JobRun, live_order_id: int) -> str:
             account.day_start_equity,
         )
         order = (row.symbol, row.side, row.source_quantity, row.source_price, row.client_order_id)
+        reduce_only = row.reduce_only
     account_id, user_id, api_key, sizing, sizing_value = snapshot
     max_notional, max_loss, day, day_start = limits
     symbol, side, source_qty, price, client_id = order
@@ -96,7 +97,9 @@ async def send_order(run: JobRun, live_order_id: int) -> str:
                 reason = {"reason": f"the position would pass {max_notional} USDT"}
                 return await _record(ctx, live_order_id, "skipped", reason, quantity)
         try:
-            answer = await exchange.place_market(client, symbol, side, quantity, client_id)
+            answer = await exchange.place_market(
+                client, symbol, side, quantity, client_id, reduce_only=reduce_only
+            )
         except exchange.UNCERTAIN as exc:
             found = await _lookup(client, symbol, client_id)
             if found is None:

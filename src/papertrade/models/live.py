@@ -58,6 +58,7 @@ class LiveOrder(Base):
     source_quantity: Mapped[Decimal] = mapped_column(DecimalType)  # the paper fill it mirrors
     source_price: Mapped[Decimal] = mapped_column(DecimalType)
     quantity: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)  # as sent
+    reduce_only: Mapped[bool] = mapped_column(default=False)  # the source order closes
     # queued | sent | skipped | rejected | failed
     status: Mapped[str] = mapped_column(String(10))
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -62,6 +62,7 @@ def upgrade() -> None:
         sa.Column("source_quantity", sa.BigInteger(), nullable=False),
         sa.Column("source_price", sa.BigInteger(), nullable=False),
         sa.Column("quantity", sa.BigInteger(), nullable=True),
+        sa.Column("reduce_only", sa.Boolean(), nullable=False),
         sa.Column("status", sa.String(10), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("exchange_order_id", sa.String(40), nullable=True),
