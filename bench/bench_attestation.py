@@ -99,8 +99,8 @@ async def from_database(entries: list[dict[str, Any]], rows: list[tuple[str, flo
         try:
             await migrate.upgrade(db.engine)
             async with db.engine.begin() as conn:
-                for start in range(0, len(entries), 50_000):
-                    await conn.execute(insert(ChainEntry), entries[start : start + 50_000])
+                for first in range(0, len(entries), 50_000):
+                    await conn.execute(insert(ChainEntry), entries[first : first + 50_000])
             entries.clear()  # what the job has in memory is what it reads back
             start = time.perf_counter()
             async with db.reader() as session:

@@ -8,6 +8,10 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from papertrade.jobs.run import JobRun
+from papertrade.kit.time import now_ms
+from papertrade.live.jobs import resend_stale
+from papertrade.models import LiveOrder
 from tests.conftest import User, sign_up
 from tests.live.conftest import Exchange
 from tests.trading_api.helpers import limit, market, order, set_price
@@ -170,3 +174,40 @@ async def test_repeated_exchange_errors_trip_the_kill_switch(
     assert "Margin is insufficient" in rows[0]["answer"]  # the exchange's answer, kept
     account = (await user.get(f"/v1/live/accounts/{account_id}")).json()
     assert account["status"] == "killed" and account["kill_reason"] == "repeated exchange errors"
+
+
+async def test_a_queued_order_whose_send_job_was_lost_is_sent_by_the_sweep(
+    service: FastAPI, exchange: Exchange
+) -> None:
+    """A crash between the commit that queued a mirrored order and the enqueue of its job
+    leaves the row queued: the scheduled sweep sends it, once."""
+    user, _source, account_id = await registered(service, exchange)
+    await prices(service, exchange, "50000")
+    ctx = service.state.ctx
+    async with ctx.transaction() as uow:
+        uow.session.add(
+            LiveOrder(
+                live_account_id=account_id,
+                source_event_id=10**9,
+                source_order_id=10**9,
+                client_order_id=f"pt-{account_id}-{10**9}",
+                symbol="BTCUSDT",
+                side="buy",
+                source_quantity=Decimal("0.02"),
+                source_price=Decimal(50000),
+                status="queued",
+                attempts=0,
+                answer="",
+                updated_at=now_ms() - 600_000,
+            )
+        )
+
+    async def no_progress(_run_id: str, _done: float, _text: str) -> None:
+        return None
+
+    run = JobRun("sweep", "live.resend_stale", 1, ctx, no_progress)
+    assert await resend_stale(run) == {"sent": 1}
+    assert await resend_stale(run) == {}  # nothing left to send
+    assert await exchange_position(exchange) == Decimal("0.02")
+    rows = await live_orders(user, account_id)
+    assert rows[0]["status"] == "sent" and rows[0]["client_order_id"] == f"pt-{account_id}-{10**9}"

@@ -77,6 +77,10 @@ async def anchors(session: AsyncSession, attestation: Attestation) -> list[dict[
     found = []
     for row in rows:
         proof = bytes.fromhex(row.proof) if row.proof else None
+        try:
+            attested = anchor.attestations(digest, proof) if proof else []
+        except anchor.AnchorError as exc:  # a stored proof that no longer parses: say so
+            attested = [f"invalid: {exc}"]
         found.append(
             {
                 "calendar": row.calendar,
@@ -84,7 +88,7 @@ async def anchors(session: AsyncSession, attestation: Attestation) -> list[dict[
                 "attempts": row.attempts,
                 "error": row.error or None,
                 "proof": proof.hex() if proof else None,
-                "attestations": anchor.attestations(digest, proof) if proof else [],
+                "attestations": attested,
             }
         )
     return found
@@ -92,7 +96,11 @@ async def anchors(session: AsyncSession, attestation: Attestation) -> list[dict[
 
 async def root_view(session: AsyncSession, attestation: Attestation) -> dict[str, Any]:
     anchored = await anchors(session, attestation)
-    proofs = [bytes.fromhex(a["proof"]) for a in anchored if a["proof"]]
+    proofs = [
+        bytes.fromhex(a["proof"])
+        for a in anchored
+        if a["proof"] and not a["attestations"][0].startswith("invalid")
+    ]
     ots = anchor.ots_file(bytes.fromhex(attestation.root), proofs) if proofs else None
     return {
         "day": attestation.day,

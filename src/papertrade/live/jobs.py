@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
+from sqlalchemy import select
+
 from papertrade.chain.proofs import utc_day
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent, Subscriber
-from papertrade.jobs.declare import queued
+from papertrade.jobs.declare import queued, scheduled
 from papertrade.jobs.run import JobRun
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.time import now_ms
@@ -198,13 +200,41 @@ async def _failed(
     return "rejected"
 
 
+STALE_AFTER_MS = 120_000  # well past the send job's own retries (2 + 4 + 6 s)
+
+
+async def resend_stale(run: JobRun) -> dict[str, int]:
+    """Rows still `queued` long after they were queued lost their send job (a process died
+    between the commit and the enqueue, or the job ran out of attempts): send them from here.
+    Safe to overlap with a late job: every attempt after the first looks the order up first."""
+    horizon = now_ms() - STALE_AFTER_MS
+    async with run.ctx.db.reader() as session:
+        stale = (
+            await session.scalars(
+                select(LiveOrder.id)
+                .where(LiveOrder.status == "queued", LiveOrder.updated_at < horizon)
+                .order_by(LiveOrder.id)
+                .limit(100)
+            )
+        ).all()
+    outcomes: dict[str, int] = {}
+    for live_order_id in stale:
+        try:
+            outcome = await send_order(run, live_order_id)
+        except StillUnsure:
+            outcome = "still unsure"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    return outcomes
+
+
 SEND_ORDER = queued("live.send_order", send_order, attempts=4, retry_delay_s=2)
-JOBS = (SEND_ORDER,)
+RESEND_STALE = scheduled("live.resend_stale", resend_stale, every=lambda settings: 60)
+JOBS = (SEND_ORDER, RESEND_STALE)
 
 
 def enqueue_sends(jobs: Jobs) -> Subscriber:
     """After a commit that queued mirrored orders, one send job each. (A process killed between
-    that commit and this enqueue leaves the row `queued`: see docs/live.md, Not built yet.)"""
+    that commit and this enqueue leaves the row `queued`: `live.resend_stale` sends it.)"""
 
     async def on_events(events: Sequence[DomainEvent]) -> None:
         for event in events:
