@@ -6,8 +6,31 @@ from typing import Any
 from papertrade.chain.proofs import decimal_text, iso_ms
 from papertrade.models import Fill, LedgerEntry
 
+# What the events are made of: read as plain columns (a fill row or the ORM object both fit).
+FILL_COLUMNS = (
+    Fill.id,
+    Fill.portfolio_id,
+    Fill.created_at,
+    Fill.is_liquidation,
+    Fill.symbol,
+    Fill.side,
+    Fill.quantity,
+    Fill.price,
+    Fill.commission,
+    Fill.realized_pnl,
+)
+LEDGER_COLUMNS = (
+    LedgerEntry.id,
+    LedgerEntry.portfolio_id,
+    LedgerEntry.created_at,
+    LedgerEntry.kind,
+    LedgerEntry.symbol,
+    LedgerEntry.amount,
+    LedgerEntry.balance_after,
+)
 
-def fill_event(fill: Fill) -> dict[str, Any]:
+
+def fill_event(fill: Any) -> dict[str, Any]:
     return {
         "portfolio_id": fill.portfolio_id,
         "ref": f"fill:{fill.id}",
@@ -22,7 +45,7 @@ def fill_event(fill: Fill) -> dict[str, Any]:
     }
 
 
-def ledger_event(entry: LedgerEntry) -> dict[str, Any]:
+def ledger_event(entry: Any) -> dict[str, Any]:
     """A balance change that is not part of a fill (deposits, top-ups, resets, funding): a
     fill's own ledger rows (its PnL and fee) are in its fill event already."""
     return {

@@ -4,23 +4,25 @@ head's cursors: a portfolio's writes hold its lock, so its ids commit in order.
 
 Called by the outbox consumer (chain/consumers.py) for the portfolios a batch of events touched,
 and by the daily job for every portfolio before it seals a day, so a change that raised no
-durable event (a top-up) is chained by then at the latest.
+durable event (a top-up) is chained by then at the latest. Rows are read as plain columns and
+the entries go in with one INSERT: this runs for every fill of the service.
 """
 
-from collections.abc import Iterable
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.chain.entries import fill_event, ledger_event
+from papertrade.chain.entries import FILL_COLUMNS, LEDGER_COLUMNS, fill_event, ledger_event
 from papertrade.chain.proofs import GENESIS, canonical, event_hash, utc_day
 from papertrade.models import Attestation, ChainEntry, ChainHead, Fill, LedgerEntry, Portfolio
 
 # A fill's own ledger rows (its PnL and fee, a liquidation's loss) are in its fill event.
-FILL_LEDGER_KINDS = ("realized_pnl", "commission", "liquidation")
+FILL_LEDGER_KINDS = frozenset({"realized_pnl", "commission", "liquidation"})
 READ_BATCH = 5000
+_NO_LIMIT = 1 << 62
+_ENTRIES = cast(Table, ChainEntry.__table__)
 
 
 async def last_sealed_day(session: AsyncSession) -> str | None:
@@ -56,16 +58,16 @@ async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
     added = 0
     while True:
         fills = (
-            await session.scalars(
-                select(Fill)
+            await session.execute(
+                select(*FILL_COLUMNS)
                 .where(Fill.portfolio_id == portfolio_id, Fill.id > head.last_fill_id)
                 .order_by(Fill.id)
                 .limit(READ_BATCH)
             )
         ).all()
         ledger = (
-            await session.scalars(
-                select(LedgerEntry)
+            await session.execute(
+                select(*LEDGER_COLUMNS)
                 .where(
                     LedgerEntry.portfolio_id == portfolio_id,
                     LedgerEntry.id > head.last_ledger_id,
@@ -76,23 +78,23 @@ async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
         ).all()
         if not fills and not ledger:
             return added
-        events: list[tuple[int, int, str, int, dict[str, Any]]] = [
-            (f.created_at, 0, "fill", f.id, fill_event(f)) for f in fills
-        ]
-        events += [
-            (e.created_at, 1, "ledger", e.id, ledger_event(e))
-            for e in ledger
-            if e.kind not in FILL_LEDGER_KINDS
-        ]
         # A full batch of one kind may stop before rows of the other kind that came earlier:
         # take only what happened up to the earlier of the two batches' last rows.
         horizon = min(
             fills[-1].created_at if len(fills) == READ_BATCH else _NO_LIMIT,
             ledger[-1].created_at if len(ledger) == READ_BATCH else _NO_LIMIT,
         )
-        events = [e for e in events if e[0] <= horizon]
+        events: list[tuple[int, int, str, int, dict[str, Any]]] = [
+            (f.created_at, 0, "fill", f.id, fill_event(f)) for f in fills if f.created_at <= horizon
+        ]
+        events += [
+            (e.created_at, 1, "ledger", e.id, ledger_event(e))
+            for e in ledger
+            if e.created_at <= horizon and e.kind not in FILL_LEDGER_KINDS
+        ]
         events.sort(key=lambda e: (e[0], e[1], e[3]))
-        _append(session, head, events, sealed_through)
+        if events:
+            await session.execute(insert(_ENTRIES), _link(head, events, sealed_through))
         added += len(events)
         head.last_fill_id = max(
             [f.id for f in fills if f.created_at <= horizon], default=head.last_fill_id
@@ -102,33 +104,34 @@ async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
         )
 
 
-_NO_LIMIT = 1 << 62
-
-
-def _append(
-    session: AsyncSession,
+def _link(
     head: ChainHead,
-    events: Iterable[tuple[int, int, str, int, dict[str, Any]]],
+    events: list[tuple[int, int, str, int, dict[str, Any]]],
     sealed_through: str | None,
-) -> None:
+) -> list[dict[str, Any]]:
+    """The entries' rows, each event given its seq and the previous hash; moves the head."""
+    rows = []
+    seq, previous = head.seq, head.hash
     for ts, _order, source, source_id, event in events:
-        event["seq"] = head.seq + 1
-        event["prev_hash"] = head.hash
+        seq += 1
+        event["seq"] = seq
+        event["prev_hash"] = previous
         body = canonical(event)
-        digest = event_hash(body)
-        session.add(
-            ChainEntry(
-                portfolio_id=head.portfolio_id,
-                seq=head.seq + 1,
-                day=entry_day(ts, sealed_through),
-                source=source,
-                source_id=source_id,
-                ts=ts,
-                body=body,
-                hash=digest,
-            )
+        previous = event_hash(body)
+        rows.append(
+            {
+                "portfolio_id": head.portfolio_id,
+                "seq": seq,
+                "day": entry_day(ts, sealed_through),
+                "source": source,
+                "source_id": source_id,
+                "ts": ts,
+                "body": body,
+                "hash": previous,
+            }
         )
-        head.seq, head.hash = head.seq + 1, digest
+    head.seq, head.hash = seq, previous
+    return rows
 
 
 async def catch_up_all(session: AsyncSession) -> int:
