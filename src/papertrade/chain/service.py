@@ -16,12 +16,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.chain.entries import FILL_COLUMNS, LEDGER_COLUMNS, fill_event, ledger_event
 from papertrade.chain.proofs import GENESIS, canonical, event_hash, utc_day
+from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, ChainEntry, ChainHead, Fill, LedgerEntry, Portfolio
 
 # A fill's own ledger rows (its PnL and fee, a liquidation's loss) are in its fill event.
 FILL_LEDGER_KINDS = frozenset({"realized_pnl", "commission", "liquidation"})
 READ_BATCH = 5000
 _NO_LIMIT = 1 << 62
+CLOCK_MARGIN_MS = 300_000  # how far another process's clock may run ahead of ours
 _ENTRIES = cast(Table, ChainEntry.__table__)
 
 
@@ -52,9 +54,7 @@ async def _head(session: AsyncSession, portfolio_id: int) -> ChainHead:
 async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
     """Chain the portfolio's fills and ledger rows not chained yet; returns how many."""
     head = await _head(session, portfolio_id)
-    # Read after the head is locked: a day sealed meanwhile is seen, so no entry joins a day
-    # whose root is already taken (the sealing job holds every head while it seals).
-    sealed_through = await last_sealed_day(session)
+    sealed: list[str | None] = []  # read once, and only when an event is from an earlier day
     added = 0
     while True:
         fills = (
@@ -93,8 +93,15 @@ async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
             if e.created_at <= horizon and e.kind not in FILL_LEDGER_KINDS
         ]
         events.sort(key=lambda e: (e[0], e[1], e[3]))
+        if events and not sealed and utc_day(events[0][0]) < utc_day(now_ms() + CLOCK_MARGIN_MS):
+            # Read after the head is locked: a day sealed meanwhile is seen, so no entry joins
+            # a day whose root is taken (the sealing job holds every head while it seals). Only
+            # finished days are sealed, so events of today (up to a clock margin before
+            # midnight) need not ask.
+            sealed.append(await last_sealed_day(session))
         if events:
-            await session.execute(insert(_ENTRIES), _link(head, events, sealed_through))
+            rows = _link(head, events, sealed[0] if sealed else None)
+            await session.execute(insert(_ENTRIES), rows)
         added += len(events)
         head.last_fill_id = max(
             [f.id for f in fills if f.created_at <= horizon], default=head.last_fill_id
