@@ -16,4 +16,4 @@ async def chain_portfolios(uow: AsyncWork, events: Sequence[StoredEvent]) -> Non
         await catch_up(uow.session, portfolio_id)
 
 
-CHAIN = Consumer("chain.record", chain_portfolios, from_start=True)
+CHAIN = Consumer("chain.record", chain_portfolios, from_start=True, own_tables_only=True)

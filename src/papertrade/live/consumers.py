@@ -83,4 +83,4 @@ async def _mirror_one(uow: AsyncWork, account: LiveAccount, event: StoredEvent) 
         uow.emit(LiveOrderQueued(live_order_id=row.id))
 
 
-MIRROR = Consumer("live.mirror", mirror, types=FILL_EVENTS)
+MIRROR = Consumer("live.mirror", mirror, types=FILL_EVENTS, own_tables_only=True)
