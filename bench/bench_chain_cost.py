@@ -67,7 +67,7 @@ async def _nothing(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
 
 
 # The same name as the chain's, so the helper that waits for the cursor waits for this one too.
-DELIVERY_ONLY = Consumer(CHAIN.name, _nothing, from_start=True)
+DELIVERY_ONLY = Consumer(CHAIN.name, _nothing, from_start=True, own_tables_only=True)
 
 
 async def main() -> None:
