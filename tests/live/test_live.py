@@ -172,8 +172,13 @@ async def test_repeated_exchange_errors_trip_the_kill_switch(
     rows = await settled(user, account_id, 3)
     assert [r["status"] for r in rows] == ["rejected"] * 3
     assert "Margin is insufficient" in rows[0]["answer"]  # the exchange's answer, kept
-    account = (await user.get(f"/v1/live/accounts/{account_id}")).json()
-    assert account["status"] == "killed" and account["kill_reason"] == "repeated exchange errors"
+    deadline = asyncio.get_running_loop().time() + 30
+    while (account := (await user.get(f"/v1/live/accounts/{account_id}")).json())[
+        "status"
+    ] != "killed":  # the third refusal is recorded, then the switch fires
+        assert asyncio.get_running_loop().time() < deadline, account
+        await asyncio.sleep(0.1)
+    assert account["kill_reason"] == "repeated exchange errors"
 
 
 async def test_a_queued_order_whose_send_job_was_lost_is_sent_by_the_sweep(
