@@ -181,6 +181,22 @@ async def test_repeated_exchange_errors_trip_the_kill_switch(
     assert account["kill_reason"] == "repeated exchange errors"
 
 
+async def test_the_max_daily_loss_skips_the_order_and_fires_the_kill_switch(
+    service: FastAPI, exchange: Exchange
+) -> None:
+    user, source, account_id = await registered(service, exchange, max_daily_loss="50")
+    await prices(service, exchange, "50000")
+    await market(user, source, "BTCUSDT", "buy", "0.1")  # the day's first equity is taken
+    await settled(user, account_id, 1)
+    await set_price(exchange.app, "BTCUSDT", "48000")  # the sub-account is 200 USDT down
+    await market(user, source, "BTCUSDT", "buy", "0.1")
+    rows = await settled(user, account_id, 2)
+    assert rows[0]["status"] == "skipped" and "max daily loss" in rows[0]["answer"], rows[0]
+    account = (await user.get(f"/v1/live/accounts/{account_id}")).json()
+    assert account["status"] == "killed" and account["kill_reason"] == "max daily loss reached"
+    assert await exchange_position(exchange) == Decimal("0.1")  # nothing more was bought
+
+
 async def test_a_queued_order_whose_send_job_was_lost_is_sent_by_the_sweep(
     service: FastAPI, exchange: Exchange
 ) -> None:
