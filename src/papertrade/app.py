@@ -25,6 +25,7 @@ from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit import logredact
 from papertrade.kit.responses import NativeJSONResponse
+from papertrade.live.jobs import enqueue_sends
 from papertrade.mail.sender import MailSender
 from papertrade.market.from_settings import feed_from_settings, shared_feed
 from papertrade.middleware import (
@@ -61,6 +62,7 @@ def create_app(
     ctx = AppContext.build(settings)
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
+    ctx.events.subscribe(enqueue_sends(jobs))  # mirrored orders (live/) go out as jobs
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
     # Without Redis one process per PostgreSQL database (faults/sole.py); SQLite is one process.
     guard = (

@@ -3,9 +3,13 @@
 import argparse
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 from papertrade.config import get_settings
 from papertrade.kit import logredact
+
+if TYPE_CHECKING:
+    from papertrade.chain.verify import Report
 
 KEEP_ALIVE_S = 65
 
@@ -130,6 +134,31 @@ def _positive_id(text: str) -> int:
     return int(text)
 
 
+def _verify(args: argparse.Namespace) -> None:
+    from papertrade.chain import verify
+
+    if args.url:
+        report = verify.published(args.url, args.code, args.public_key)
+    else:
+        report = asyncio.run(_verify_stored(args.code, args.public_key))
+    print(report.render())  # noqa: T201
+    if not report.ok:
+        raise SystemExit(1)
+
+
+async def _verify_stored(code: str, public_key: str | None) -> "Report":
+    from papertrade.chain import verify
+    from papertrade.chain.signing import attestation_key, public_hex
+    from papertrade.context import AppContext
+
+    settings = get_settings()
+    ctx = AppContext.build(settings)
+    try:
+        return await verify.stored(ctx, code, public_key or public_hex(attestation_key(settings)))
+    finally:
+        await ctx.db.dispose()
+
+
 def _process_count(text: str) -> int:
     count = int(text) if text.isdigit() else 0
     if count < 1:
@@ -184,6 +213,15 @@ def main(argv: list[str] | None = None) -> None:
     answer.add_argument("--by", required=True, help="your name")
     answer.add_argument("--text", required=True)
     feedback.set_defaults(handler=_feedback)
+    check = commands.add_parser(
+        "verify", help="verify a portfolio's attested track record (docs/attestation.md)"
+    )
+    check.add_argument("code", help="the portfolio's code, e.g. P0000001")
+    check.add_argument("--url", help="check the public API of this service instead of the database")
+    check.add_argument(
+        "--public-key", help="the attestation key to trust (hex), if not the service's"
+    )
+    check.set_defaults(handler=_verify)
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply migrations").set_defaults(handler=_db_upgrade)

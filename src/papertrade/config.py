@@ -122,6 +122,23 @@ class Settings(BaseSettings):
     registration_mode: Literal["open", "invite_only", "waitlist"] = "open"
     rate_limit_waitlist_ip_per_hour: int = 5
     rate_limit_feedback_per_hour: int = 10  # feedback messages per user
+    # Attested track record (docs/attestation.md): the Ed25519 key signing each day's root
+    # (hex of its 32-byte seed; default: generated once and kept in <var_dir>/attestation_key),
+    # the OpenTimestamps calendars the root is submitted to, and how often the job looks for a
+    # finished UTC day to seal.
+    attestation_key: str = ""
+    ots_calendars: list[str] = Field(
+        default_factory=lambda: [
+            "https://a.pool.opentimestamps.org",
+            "https://b.pool.opentimestamps.org",
+        ]
+    )
+    attestation_every_s: int = Field(default=600, ge=1)
+    # Live accounts (docs/live.md): another Binance-compatible futures host instead of Binance's
+    # (a testnet); consecutive exchange errors that trip an account's kill switch.
+    live_exchange_url: str | None = None
+    live_max_consecutive_errors: int = Field(default=3, ge=1)
+    live_exchange_timeout_ms: int = Field(default=5000, ge=100)
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -177,14 +194,14 @@ class Settings(BaseSettings):
         path = self.var_dir / "secret_key"
         if not path.exists():
             self.var_dir.mkdir(parents=True, exist_ok=True)
-            _create_once(path, secrets.token_urlsafe(48))
+            create_once(path, secrets.token_urlsafe(48))
         key = path.read_text().strip()
         if not key:
             raise SystemExit(f"{path} is empty: restore it from a backup or remove it")
         return key
 
 
-def _create_once(path: Path, content: str) -> None:
+def create_once(path: Path, content: str) -> None:
     """Create `path` holding `content` unless it exists, atomically even across processes."""
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")
     try:

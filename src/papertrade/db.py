@@ -78,14 +78,22 @@ class Database:
         self._writer_data_version: int | None = None
 
     @asynccontextmanager
-    async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
+    async def unit_of_work(
+        self, *, keeps_writer_memory: bool = False
+    ) -> AsyncIterator[AsyncSession]:
         """A session whose work commits on success and rolls back on any error.
 
         A connection lost during the commit raises CommitOutcomeUnknown (the change may have
-        been made); lost at any earlier point, nothing was committed."""
+        been made); lost at any earlier point, nothing was committed.
+
+        `keeps_writer_memory`: the caller writes no row the order writer remembers (portfolios,
+        positions, orders: an outbox consumer's own tables and cursor), so on SQLite its commit
+        need not make the writer forget (see _remembered)."""
         async with contextlib.AsyncExitStack() as stack:
+            keep = False
             if self.is_sqlite:
                 await stack.enter_async_context(self.write_lock)
+                keep = keeps_writer_memory and await self._writer_version_holds()
             session = await stack.enter_async_context(self.sessions())
             transaction = await session.begin()
             try:
@@ -105,6 +113,8 @@ class Database:
                 raise
             if self.is_sqlite and wrote:  # a write committed: a full disk has room again
                 self.outages.succeeded(certain=True)
+            if keep:  # committed, and still under the write lock: nobody else wrote meanwhile
+                self._writer_data_version = await self._on_writer(self._writer_version)
 
     async def run_unit(
         self, work: Callable[[Session, WriterMemory | None], T], *, remember: bool = False
@@ -161,6 +171,22 @@ class Database:
             except BaseException:
                 self._forget()  # what the failed unit changed in memory never reached the database
                 raise
+
+    async def _writer_version_holds(self) -> bool:
+        """Whether the writer's memory is still good (no other connection committed since)."""
+        if self._writer_thread is None or self._writer_data_version is None:
+            return False
+        return await self._on_writer(self._writer_version) == self._writer_data_version
+
+    async def _on_writer(self, work: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._writer(), work)
+
+    def _writer_version(self) -> int:
+        assert self._writer_engine is not None
+        with self._writer_engine.connect() as connection:
+            version = int(connection.exec_driver_sql("PRAGMA data_version").scalar_one())
+            connection.rollback()  # its BEGIN IMMEDIATE must not outlive this read
+        return version
 
     def _forget(self) -> None:
         self._writer_memory = WriterMemory()

@@ -3,11 +3,13 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.chain.endpoints import router as chain_router
 from papertrade.conditional.endpoints import router as conditional_router
 from papertrade.feedback.endpoints import router as feedback_router
 from papertrade.inbound.endpoints import router as inbound_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.launch.endpoints import router as launch_router
+from papertrade.live.endpoints import router as live_router
 from papertrade.mail.endpoints import router as mail_router
 from papertrade.market.endpoints import router as market_router
 from papertrade.notifications.endpoints import router as notifications_router
@@ -50,6 +52,8 @@ DOMAINS = (
     launch_router,
     profiles_router,
     feedback_router,
+    chain_router,
+    live_router,
 )
 
 

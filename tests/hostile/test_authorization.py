@@ -31,6 +31,7 @@ from websockets.asyncio.client import connect
 
 from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
+from papertrade.models import LiveAccount
 from papertrade.recharge import service as recharges
 from papertrade.trading.enums import LedgerKind
 from papertrade.wallet import service as wallets
@@ -47,6 +48,8 @@ NOT_OWNED = {
     RouteKey("GET", "/markets/{symbol}"): "a market page; the symbol is public",
     RouteKey("GET", "/app/{rest:path}"): "the web app's 404 for unknown pages",
     RouteKey("GET", "/static/app/{path:path}"): "static CSS/JS/images",
+    RouteKey("GET", "/v1/chain/roots/{day}"): "a day's attestation root is public",
+    RouteKey("GET", "/api/chain/roots/{day}"): "a day's attestation root is public",
     RouteKey("GET", "/signup"): "?code= only pre-fills the sign-up form",
     **{
         RouteKey(method, prefix + path): why
@@ -109,6 +112,7 @@ class World:
     a_source_id: int = 0  # A's Finnhub webhook source
     a_recharge_id: int = 0
     a_feedback_id: int = 0
+    a_live_id: int = 0  # A's live account (a row: no exchange is needed to be refused)
 
     @property
     def a_pids(self) -> set[int]:
@@ -239,7 +243,30 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         a_source_id=source["id"],
     )
     await add_strategies(world)
+    world.a_live_id = await _a_live_account(app, a.id)
     return world
+
+
+async def _a_live_account(app: FastAPI, user_id: int) -> int:
+    async with app.state.ctx.transaction() as uow:
+        account = LiveAccount(
+            user_id=user_id,
+            exchange="binanceusdm",
+            label="A-live",
+            api_key="A-live-key",
+            api_secret_encrypted=app.state.ctx.cipher.encrypt("A-live-secret"),
+            withdrawals="disabled",
+            sizing="ratio",
+            sizing_value=Decimal(1),
+            symbols="[]",
+            status="active",
+            kill_reason="",
+            consecutive_errors=0,
+            day="",
+        )
+        uow.session.add(account)
+        await uow.session.flush()
+        return account.id
 
 
 async def _inbox_notice_of(user: User, order_id: int) -> int:
@@ -572,6 +599,7 @@ STRATEGY_CALLS: list[tuple[str, str, Callable[[World], Any] | None]] = [
 ]
 PRIVATE_READS = ["", "/versions", "/versions/{number}", "/signals"]
 NOT_FOUND_ORDER = frozenset({"order_not_found"})
+NOT_FOUND_LIVE = frozenset({"live_account_not_found"})
 NOT_FOUND_CONDITIONAL = frozenset({"conditional_not_found"})
 PROBES: list[Probe] = [
     Probe(
@@ -889,6 +917,45 @@ PROBES: list[Probe] = [
         for body in (
             lambda w: {"direction": "from_portfolio", "portfolio_id": w.a_pid, "amount": "1"},
             lambda w: {"direction": "to_portfolio", "portfolio_id": w.a_pub_pid, "amount": "1"},
+        )
+    ],
+    *[
+        Probe(method, "/live/accounts/{account_id}" + rest, pick, 404, NOT_FOUND_LIVE, body=body)
+        for method, rest, body in (
+            ("GET", "", None),
+            ("PATCH", "", lambda w: {"label": "taken over"}),
+            ("DELETE", "", None),
+            ("POST", "/rotate", lambda w: {"api_key": "k", "api_secret": "s"}),
+            ("GET", "/orders", None),
+            ("POST", "/kill", lambda w: {"close_positions": True}),
+        )
+        for pick in (lambda w: {"account_id": w.a_live_id},)
+    ],
+    Probe(  # B binds A's portfolio as a signal source: refused before any exchange call
+        "POST",
+        "/live/accounts",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {
+            "label": "x",
+            "api_key": "k",
+            "api_secret": "s",
+            "source_portfolio_id": w.a_pid,
+        },
+    ),
+    *[  # a private portfolio's chain is its owner's only
+        Probe(
+            "GET", "/chain/portfolios/{code}" + rest, pick, 404, frozenset({"portfolio_not_found"})
+        )
+        for rest, pick in (
+            ("", lambda w: {"code": w.a_code}),
+            ("/events", lambda w: {"code": w.a_code}),
+            ("/events/{seq}/proof", lambda w: {"code": w.a_code, "seq": 1}),
+            (
+                "/fills/{fill_id}/proof",
+                lambda w: {"code": w.a_code, "fill_id": min(w.a_fill_row_ids)},
+            ),
         )
     ],
 ]

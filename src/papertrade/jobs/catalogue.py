@@ -3,9 +3,11 @@
 A new area adds its `jobs.py`'s JOBS here.
 """
 
+from papertrade.chain import jobs as chain_jobs
 from papertrade.engine import jobs as engine_jobs
 from papertrade.inbound import jobs as inbound_jobs
 from papertrade.jobs.declare import Job
+from papertrade.live import jobs as live_jobs
 from papertrade.notifications import jobs as notification_jobs
 from papertrade.recharge import jobs as recharge_jobs
 from papertrade.strategies import jobs as strategies_jobs
@@ -18,4 +20,6 @@ JOBS: tuple[Job[...], ...] = (
     *telegram_jobs.JOBS,
     *inbound_jobs.JOBS,
     *recharge_jobs.JOBS,
+    *chain_jobs.JOBS,
+    *live_jobs.JOBS,
 )

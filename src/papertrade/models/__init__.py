@@ -1,6 +1,7 @@
 """Every ORM table, one module each; importing this package registers them all."""
 
 from papertrade.models.api_key import ApiKey
+from papertrade.models.chain import Attestation, AttestationAnchor, ChainEntry, ChainHead
 from papertrade.models.compat_key import CompatKey
 from papertrade.models.conditional_order import ConditionalOrder
 from papertrade.models.equity import EquitySnapshot
@@ -12,6 +13,7 @@ from papertrade.models.inbound import InboundEvent, InboundSource
 from papertrade.models.job import JobRecord
 from papertrade.models.launch import InviteCode, InviteUse, WaitlistEntry
 from papertrade.models.ledger import LedgerEntry
+from papertrade.models.live import LiveAccount, LiveOrder
 from papertrade.models.mail import AccountToken, EmailMessage, EmailState, EmailSuppression
 from papertrade.models.membership import AiUsage, Membership
 from papertrade.models.notification import Notification, NotificationPreference
@@ -44,7 +46,11 @@ __all__ = [
     "AccountToken",
     "AiUsage",
     "ApiKey",
+    "Attestation",
+    "AttestationAnchor",
     "CandleCache",
+    "ChainEntry",
+    "ChainHead",
     "CompatKey",
     "ConditionalOrder",
     "EmailMessage",
@@ -61,6 +67,8 @@ __all__ = [
     "InviteUse",
     "JobRecord",
     "LedgerEntry",
+    "LiveAccount",
+    "LiveOrder",
     "Membership",
     "Notification",
     "NotificationPreference",

@@ -44,5 +44,6 @@ async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
     await service.deliver(uow, pending)
 
 
-INBOX = Consumer("notifications.inbox", notify, types=frozenset(BY_EVENT))
+# It writes only its own tables, so the SQLite order writer keeps what it remembers.
+INBOX = Consumer("notifications.inbox", notify, types=frozenset(BY_EVENT), own_tables_only=True)
 CONSUMERS = (INBOX,)

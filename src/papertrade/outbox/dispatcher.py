@@ -40,6 +40,9 @@ class Consumer:
     handle: Handler
     types: frozenset[str] | None = None
     from_start: bool = False
+    # Writes only its own tables (no portfolio, position or order): its batches leave the SQLite
+    # order writer's memory valid (Database.unit_of_work), so the order path keeps its cache.
+    own_tables_only: bool = False
 
 
 class Dispatcher:
@@ -64,7 +67,7 @@ class Dispatcher:
                 await task
 
     async def _deliver(self, consumer: Consumer) -> int:
-        async with self.ctx.transaction() as uow:
+        async with self.ctx.transaction(keeps_writer_memory=consumer.own_tables_only) as uow:
             session = uow.session
             cursor = await session.get(OutboxCursor, consumer.name, with_for_update=True)
             if cursor is None:

@@ -1,7 +1,7 @@
 """conditional_orders: stop, take-profit and trailing-stop orders waiting for their trigger
 
 Revision ID: 0013
-Revises: 0011
+Revises: 0012_2
 
 A new table only. Ids are handed out from the orders' id sequence (orders/ids.py), so the
 column has no sequence of its own.
@@ -15,7 +15,7 @@ from alembic import op
 from papertrade.kit.dbtypes import DecimalType
 
 revision: str = "0013"
-down_revision: str | None = "0011"
+down_revision: str | None = "0012_2"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

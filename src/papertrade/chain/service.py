@@ -1,0 +1,149 @@
+"""Keeping the chains: each portfolio's new fills and ledger rows become chain entries, in the
+order they happened, each naming the hash of the one before (B7). Rows are read by id after the
+head's cursors: a portfolio's writes hold its lock, so its ids commit in order.
+
+Called by the outbox consumer (chain/consumers.py) for the portfolios a batch of events touched,
+and by the daily job for every portfolio before it seals a day, so a change that raised no
+durable event (a top-up) is chained by then at the latest. Rows are read as plain columns and
+the entries go in with one INSERT: this runs for every fill of the service.
+"""
+
+from datetime import date, timedelta
+from typing import Any, cast
+
+from sqlalchemy import Table, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from papertrade.chain.entries import FILL_COLUMNS, LEDGER_COLUMNS, fill_event, ledger_event
+from papertrade.chain.proofs import GENESIS, canonical, event_hash, utc_day
+from papertrade.kit.time import now_ms
+from papertrade.models import Attestation, ChainEntry, ChainHead, Fill, LedgerEntry, Portfolio
+
+# A fill's own ledger rows (its PnL and fee, a liquidation's loss) are in its fill event.
+FILL_LEDGER_KINDS = frozenset({"realized_pnl", "commission", "liquidation"})
+READ_BATCH = 5000
+_NO_LIMIT = 1 << 62
+CLOCK_MARGIN_MS = 300_000  # how far another process's clock may run ahead of ours
+_ENTRIES = cast(Table, ChainEntry.__table__)
+
+
+async def last_sealed_day(session: AsyncSession) -> str | None:
+    day: str | None = await session.scalar(select(func.max(Attestation.day)))
+    return day
+
+
+def entry_day(ts: int, sealed_through: str | None) -> str:
+    """The UTC day of `ts`, or the first day not sealed yet when that one already is (a row
+    committed just after its day's root was taken goes into the next root, never edits one)."""
+    day = utc_day(ts)
+    if sealed_through is not None and day <= sealed_through:
+        return (date.fromisoformat(sealed_through) + timedelta(days=1)).isoformat()
+    return day
+
+
+async def _head(session: AsyncSession, portfolio_id: int) -> ChainHead:
+    head = await session.get(ChainHead, portfolio_id, with_for_update=True)
+    if head is None:
+        head = ChainHead(
+            portfolio_id=portfolio_id, seq=0, hash=GENESIS, last_fill_id=0, last_ledger_id=0
+        )
+        session.add(head)
+    return head
+
+
+async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
+    """Chain the portfolio's fills and ledger rows not chained yet; returns how many."""
+    head = await _head(session, portfolio_id)
+    sealed: list[str | None] = []  # read once, and only when an event is from an earlier day
+    added = 0
+    while True:
+        fills = (
+            await session.execute(
+                select(*FILL_COLUMNS)
+                .where(Fill.portfolio_id == portfolio_id, Fill.id > head.last_fill_id)
+                .order_by(Fill.id)
+                .limit(READ_BATCH)
+            )
+        ).all()
+        ledger = (
+            await session.execute(
+                select(*LEDGER_COLUMNS)
+                .where(
+                    LedgerEntry.portfolio_id == portfolio_id,
+                    LedgerEntry.id > head.last_ledger_id,
+                )
+                .order_by(LedgerEntry.id)
+                .limit(READ_BATCH)
+            )
+        ).all()
+        if not fills and not ledger:
+            return added
+        # A full batch of one kind may stop before rows of the other kind that came earlier:
+        # take only what happened up to the earlier of the two batches' last rows.
+        horizon = min(
+            fills[-1].created_at if len(fills) == READ_BATCH else _NO_LIMIT,
+            ledger[-1].created_at if len(ledger) == READ_BATCH else _NO_LIMIT,
+        )
+        events: list[tuple[int, int, str, int, dict[str, Any]]] = [
+            (f.created_at, 0, "fill", f.id, fill_event(f)) for f in fills if f.created_at <= horizon
+        ]
+        events += [
+            (e.created_at, 1, "ledger", e.id, ledger_event(e))
+            for e in ledger
+            if e.created_at <= horizon and e.kind not in FILL_LEDGER_KINDS
+        ]
+        events.sort(key=lambda e: (e[0], e[1], e[3]))
+        if events and not sealed and utc_day(events[0][0]) < utc_day(now_ms() + CLOCK_MARGIN_MS):
+            # Read after the head is locked: a day sealed meanwhile is seen, so no entry joins
+            # a day whose root is taken (the sealing job holds every head while it seals). Only
+            # finished days are sealed, so events of today (up to a clock margin before
+            # midnight) need not ask.
+            sealed.append(await last_sealed_day(session))
+        if events:
+            rows = _link(head, events, sealed[0] if sealed else None)
+            await session.execute(insert(_ENTRIES), rows)
+        added += len(events)
+        head.last_fill_id = max(
+            [f.id for f in fills if f.created_at <= horizon], default=head.last_fill_id
+        )
+        head.last_ledger_id = max(
+            [e.id for e in ledger if e.created_at <= horizon], default=head.last_ledger_id
+        )
+
+
+def _link(
+    head: ChainHead,
+    events: list[tuple[int, int, str, int, dict[str, Any]]],
+    sealed_through: str | None,
+) -> list[dict[str, Any]]:
+    """The entries' rows, each event given its seq and the previous hash; moves the head."""
+    rows = []
+    seq, previous = head.seq, head.hash
+    for ts, _order, source, source_id, event in events:
+        seq += 1
+        event["seq"] = seq
+        event["prev_hash"] = previous
+        body = canonical(event)
+        previous = event_hash(body)
+        rows.append(
+            {
+                "portfolio_id": head.portfolio_id,
+                "seq": seq,
+                "day": entry_day(ts, sealed_through),
+                "source": source,
+                "source_id": source_id,
+                "ts": ts,
+                "body": body,
+                "hash": previous,
+            }
+        )
+    head.seq, head.hash = seq, previous
+    return rows
+
+
+async def catch_up_all(session: AsyncSession) -> int:
+    """Chain every portfolio's new rows (the daily job does this before it seals a day)."""
+    added = 0
+    for portfolio_id in (await session.scalars(select(Portfolio.id).order_by(Portfolio.id))).all():
+        added += await catch_up(session, portfolio_id)
+    return added

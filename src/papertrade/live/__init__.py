@@ -1,0 +1,1 @@
+"""Live accounts: mirroring a paper portfolio onto an exchange sub-account, with a kill switch."""

@@ -1,0 +1,152 @@
+"""The exchange, through ccxt (Binance USD-M futures first). Its raw Binance endpoints are used
+(signing, retries of the transport and error mapping stay ccxt's) so that each call is exactly
+one documented request: a new order carries our client order id, and an order we are not sure
+about is looked up by it.
+
+`LIVE_EXCHANGE_URL` (operator setting) points every futures URL at another Binance-compatible
+host: a testnet, or in tests a second Papertrade's /fapi.
+"""
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import ccxt.async_support as ccxt
+
+SUPPORTED = ("binanceusdm",)
+TIMEOUT_MS = 5000
+_URL_KEYS = {
+    "fapiPublic": "v1",
+    "fapiPublicV2": "v2",
+    "fapiPublicV3": "v3",
+    "fapiPrivate": "v1",
+    "fapiPrivateV2": "v2",
+    "fapiPrivateV3": "v3",
+}
+ExchangeError = ccxt.BaseError  # anything the exchange or the way to it answered
+AuthenticationError = ccxt.AuthenticationError
+# What may or may not have reached the exchange (timeouts, dropped connections, HTTP 5xx, which
+# Binance documents as "execution status unknown"): look the order up, never re-send it blind.
+UNCERTAIN = (ccxt.OperationFailed,)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyCheck:
+    can_trade: bool
+    withdrawals: str  # disabled | enabled | not_reported
+    equity: Decimal
+
+
+def client(
+    api_key: str, api_secret: str, base_url: str | None, timeout_ms: int = TIMEOUT_MS
+) -> Any:
+    config: dict[str, Any] = {
+        "apiKey": api_key,
+        "secret": api_secret,
+        "timeout": timeout_ms,
+        # ccxt's own limiter spaces requests by their weight (openOrders of every symbol: 2 s
+        # before the next call), which would hold the kill switch back; our few calls per
+        # account stay far inside Binance's per-minute weight.
+        "enableRateLimit": False,
+        "options": {"fetchCurrencies": False},
+    }
+    if base_url:
+        base = base_url.rstrip("/")
+        config["urls"] = {"api": {name: f"{base}/fapi/{v}" for name, v in _URL_KEYS.items()}}
+    return ccxt.binanceusdm(config)
+
+
+@asynccontextmanager
+async def connected(
+    api_key: str, api_secret: str, base_url: str | None, timeout_ms: int = TIMEOUT_MS
+) -> AsyncIterator[Any]:
+    exchange = client(api_key, api_secret, base_url, timeout_ms)
+    try:
+        yield exchange
+    finally:
+        await exchange.close()
+
+
+async def check_key(exchange: Any) -> KeyCheck:
+    """Does the key work and may it trade futures; does the exchange say it can withdraw?"""
+    account = await exchange.fapiPrivateV2GetAccount()
+    can_trade = bool(account.get("canTrade", False))
+    try:
+        restrictions = await exchange.sapiGetAccountApiRestrictions()
+        withdrawals = "enabled" if restrictions.get("enableWithdrawals") else "disabled"
+    except ccxt.BaseError:
+        withdrawals = "not_reported"  # the host has no /sapi (a testnet, a compatible host)
+    return KeyCheck(can_trade, withdrawals, Decimal(str(account.get("totalMarginBalance", "0"))))
+
+
+async def equity(exchange: Any) -> Decimal:
+    account = await exchange.fapiPrivateV2GetAccount()
+    return Decimal(str(account["totalMarginBalance"]))
+
+
+async def position_amount(exchange: Any, symbol: str) -> Decimal:
+    rows = await exchange.fapiPrivateV2GetPositionRisk({"symbol": symbol})
+    return sum((Decimal(str(r["positionAmt"])) for r in rows), Decimal(0))
+
+
+async def place_market(
+    exchange: Any,
+    symbol: str,
+    side: str,
+    quantity: Decimal,
+    client_order_id: str,
+    *,
+    reduce_only: bool = False,
+) -> dict[str, Any]:
+    params = {
+        "symbol": symbol,
+        "side": side.upper(),
+        "type": "MARKET",
+        "quantity": format(quantity, "f"),
+        "newClientOrderId": client_order_id,
+    }
+    if reduce_only:
+        params["reduceOnly"] = "true"
+    answer: dict[str, Any] = await exchange.fapiPrivatePostOrder(params)
+    return answer
+
+
+async def find_order(exchange: Any, symbol: str, client_order_id: str) -> dict[str, Any] | None:
+    try:
+        answer: dict[str, Any] = await exchange.fapiPrivateGetOrder(
+            {"symbol": symbol, "origClientOrderId": client_order_id}
+        )
+    except ccxt.OrderNotFound:
+        return None
+    return answer
+
+
+async def cancel_everything(exchange: Any) -> list[str]:
+    """Cancel every open order, symbol by symbol; the symbols that had some."""
+    open_orders = await exchange.fapiPrivateGetOpenOrders()
+    symbols = sorted({o["symbol"] for o in open_orders})
+    for symbol in symbols:
+        await exchange.fapiPrivateDeleteAllOpenOrders({"symbol": symbol})
+    return symbols
+
+
+async def close_everything(exchange: Any, tag: str) -> list[str]:
+    """Close every position at market (reduce-only); the symbols closed."""
+    closed = []
+    for row in await exchange.fapiPrivateV2GetPositionRisk():
+        amount = Decimal(str(row["positionAmt"]))
+        if amount == 0:
+            continue
+        side = "SELL" if amount > 0 else "BUY"
+        await place_market(
+            exchange,
+            row["symbol"],
+            side,
+            abs(amount),
+            f"{tag}-{row['symbol']}"[:36],
+            reduce_only=True,
+        )
+        closed.append(str(row["symbol"]))
+    return closed
