@@ -31,7 +31,7 @@ from papertrade.middleware import (
     docs_csp,
 )
 from papertrade.orders.writer import OrderWriter
-from papertrade.outbox.catalogue import CONSUMERS
+from papertrade.outbox.catalogue import CONSUMERS, CONTEXT_CONSUMERS
 from papertrade.outbox.dispatcher import Consumer, Dispatcher
 from papertrade.textguard import NulGuardMiddleware
 from papertrade.web import routes as web_routes
@@ -57,6 +57,7 @@ def create_app(
     ctx = AppContext.build(settings)
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
+    consumers = [*consumers, *(build(ctx) for build in CONTEXT_CONSUMERS)]
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
 
     @asynccontextmanager

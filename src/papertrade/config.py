@@ -102,6 +102,8 @@ class Settings(BaseSettings):
     registration_mode: Literal["open", "invite_only", "waitlist"] = "open"
     rate_limit_waitlist_ip_per_hour: int = 5
     rate_limit_feedback_per_hour: int = 10  # feedback messages per user
+    # Copy trading (docs/social.md): how often the weekly settlement and portfolio stops run.
+    copy_settle_poll_s: int = Field(default=3600, ge=1)
 
     @field_validator("trusted_proxies")
     @classmethod

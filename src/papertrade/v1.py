@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.copytrading.endpoints import router as copy_router
 from papertrade.feedback.endpoints import router as feedback_router
 from papertrade.keys.endpoints import router as keys_router
 from papertrade.launch.endpoints import router as launch_router
@@ -38,6 +39,7 @@ DOMAINS = (
     launch_router,
     profiles_router,
     feedback_router,
+    copy_router,
 )
 
 

@@ -3,9 +3,11 @@
 A new area adds its `jobs.py`'s JOBS here.
 """
 
+from papertrade.copytrading import jobs as copy_jobs
 from papertrade.engine import jobs as engine_jobs
 from papertrade.jobs.declare import Job
 from papertrade.recharge import jobs as recharge_jobs
 
 JOBS: tuple[Job[...], ...] = (*engine_jobs.JOBS,)
 JOBS += recharge_jobs.JOBS
+JOBS += copy_jobs.JOBS

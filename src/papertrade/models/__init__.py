@@ -2,6 +2,7 @@
 
 from papertrade.models.api_key import ApiKey
 from papertrade.models.compat_key import CompatKey
+from papertrade.models.copytrading import CopyLeader, CopyRelation, CopySettlement, CopyTrade
 from papertrade.models.equity import EquitySnapshot
 from papertrade.models.feedback import Feedback
 from papertrade.models.fill import Fill
@@ -26,6 +27,10 @@ __all__ = [
     "AiUsage",
     "ApiKey",
     "CompatKey",
+    "CopyLeader",
+    "CopyRelation",
+    "CopySettlement",
+    "CopyTrade",
     "EquitySnapshot",
     "Feedback",
     "Fill",

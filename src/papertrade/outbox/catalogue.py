@@ -4,6 +4,13 @@ A domain package declares its consumers in its `consumers.py` and adds them here
 yet (notifications, copy trading, attestation and live mirroring will be the first).
 """
 
+from collections.abc import Callable
+
+from papertrade.context import AppContext
+from papertrade.copytrading import consumers as copy_consumers
 from papertrade.outbox.dispatcher import Consumer
 
 CONSUMERS: tuple[Consumer, ...] = ()
+
+# Consumers that need the running process (a venue to place orders on), built with its context.
+CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (copy_consumers.mirror_consumer,)
