@@ -37,7 +37,12 @@ async def copied_round_trip(
     led, mine = await leader_and_follower(leader, follower)
     await set_price(app, "BTCUSDT", "50000")
     relation = await follow(
-        follower, led["id"], mine["id"], mode="fixed_amount", amount=100, allocation=1000,
+        follower,
+        led["id"],
+        mine["id"],
+        mode="fixed_amount",
+        amount=100,
+        allocation=1000,
         leverage=10,
     )
     await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
@@ -154,8 +159,8 @@ async def test_settlements_move_money_never_create_it(app: FastAPI, user_factory
 async def portfolio_total(session: Any, portfolio_id: int, leader_user_id: int) -> Decimal:
     portfolio = await session.get(Portfolio, portfolio_id, populate_existing=True)
     wallet = await session.scalar(
-        select(Wallet).where(Wallet.user_id == leader_user_id).execution_options(
-            populate_existing=True
-        )
+        select(Wallet)
+        .where(Wallet.user_id == leader_user_id)
+        .execution_options(populate_existing=True)
     )
     return Decimal(portfolio.balance) + (wallet.balance if wallet is not None else Decimal(0))
