@@ -97,6 +97,7 @@ class World:
     b_token: str
     a_recharge_id: int = 0
     a_feedback_id: int = 0
+    a_relation_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -164,7 +165,18 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     a_recharge_id = await _a_recharge_order(app, a.id)
     feedback = await a.post("/v1/feedback", json={"category": "idea", "text": f"A-idea-{tag}"})
     assert feedback.status_code == 201, feedback.text
+    relation = await a.post(
+        "/v1/copy/relations",
+        json={
+            "leader_portfolio_id": pub,
+            "portfolio_id": pid,
+            "mode": "fixed_ratio",
+            "allocation": 100,
+        },
+    )
+    assert relation.status_code == 201, relation.text
     return World(
+        a_relation_id=relation.json()["id"],
         a_recharge_id=a_recharge_id,
         a_feedback_id=feedback.json()["id"],
         a=a,
@@ -611,6 +623,60 @@ PROBES: list[Probe] = [
         for body in (
             lambda w: {"direction": "from_portfolio", "portfolio_id": w.a_pid, "amount": "1"},
             lambda w: {"direction": "to_portfolio", "portfolio_id": w.a_pub_pid, "amount": "1"},
+        )
+    ],
+]
+PROBES += [  # copy trading (docs/social.md)
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"relation_id": w.a_relation_id},
+            404,
+            frozenset({"copy_not_found"}),
+            body=body,
+        )
+        for method, template, body in (
+            ("GET", "/copy/relations/{relation_id}", None),
+            ("GET", "/copy/relations/{relation_id}/trades", None),
+            ("POST", "/copy/relations/{relation_id}/pause", None),
+            ("POST", "/copy/relations/{relation_id}/resume", None),
+            ("POST", "/copy/relations/{relation_id}/unfollow", lambda w: {"close_positions": True}),
+        )
+    ],
+    Probe(
+        "GET", "/copy/settlements", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
+    ),
+    *on_a("PUT", "/copy/leaders/{portfolio_id}", body=lambda w: {"profit_share_pct": 30}),
+    Probe(  # a private portfolio is no leader
+        "GET",
+        "/copy/leaders/{portfolio_id}",
+        lambda w: {"portfolio_id": w.a_pid},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    *[
+        Probe(
+            "POST",
+            "/copy/relations",
+            nothing,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=body,
+        )
+        for body in (
+            lambda w: {  # copies into A's portfolio
+                "leader_portfolio_id": w.a_pub_pid,
+                "portfolio_id": w.a_pid,
+                "mode": "fixed_ratio",
+                "allocation": 100,
+            },
+            lambda w: {  # copies A's private portfolio
+                "leader_portfolio_id": w.a_pid,
+                "portfolio_id": w.b_pid,
+                "mode": "fixed_ratio",
+                "allocation": 100,
+            },
         )
     ],
 ]
