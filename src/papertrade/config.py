@@ -104,6 +104,8 @@ class Settings(BaseSettings):
     rate_limit_feedback_per_hour: int = 10  # feedback messages per user
     # Copy trading (docs/social.md): how often the weekly settlement and portfolio stops run.
     copy_settle_poll_s: int = Field(default=3600, ge=1)
+    # Subscriptions (docs/subscriptions.md): how often paid periods that ended are renewed.
+    subscription_renew_poll_s: int = Field(default=600, ge=1)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -14,6 +14,7 @@ from papertrade.positions.endpoints import router as positions_router
 from papertrade.profiles.endpoints import router as profiles_router
 from papertrade.recharge.endpoints import router as recharge_router
 from papertrade.square.endpoints import router as square_router
+from papertrade.subscriptions.endpoints import router as subscriptions_router
 from papertrade.tiers.endpoints import router as tiers_router
 from papertrade.users.endpoints import router as users_router
 from papertrade.wallet.endpoints import router as wallet_router
@@ -40,6 +41,7 @@ DOMAINS = (
     profiles_router,
     feedback_router,
     copy_router,
+    subscriptions_router,
 )
 
 

@@ -126,11 +126,12 @@ async def test_every_copy_exists_once_after_kill_minus_nine(tmp_path: Path) -> N
         legs = conn.execute(
             "SELECT relation_id, leader_order_id, status, follower_order_id FROM copy_trades"
         ).fetchall()
+        marks = ",".join("?" * len(followers))
         copy_orders = [
             row[0]
             for row in conn.execute(
-                "SELECT id FROM orders WHERE source = 'copy' AND portfolio_id IN (%s)"
-                % ",".join(str(p) for p in followers)
+                f"SELECT id FROM orders WHERE source = 'copy' AND portfolio_id IN ({marks})",
+                followers,
             )
         ]
     assert len(fills) > 20  # the leader really traded across the kills

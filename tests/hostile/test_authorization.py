@@ -98,6 +98,7 @@ class World:
     a_recharge_id: int = 0
     a_feedback_id: int = 0
     a_relation_id: int = 0
+    a_subscription_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -175,8 +176,11 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
         },
     )
     assert relation.status_code == 201, relation.text
+    subscription = await a.post("/v1/subscribe", json={"portfolio_id": pub})
+    assert subscription.status_code == 201, subscription.text
     return World(
         a_relation_id=relation.json()["id"],
+        a_subscription_id=subscription.json()["id"],
         a_recharge_id=a_recharge_id,
         a_feedback_id=feedback.json()["id"],
         a=a,
@@ -679,6 +683,40 @@ PROBES += [  # copy trading (docs/social.md)
             },
         )
     ],
+]
+PROBES += [  # subscriptions (docs/subscriptions.md)
+    Probe(
+        "PATCH",
+        "/subscriptions/{subscription_id}",
+        lambda w: {"subscription_id": w.a_subscription_id},
+        404,
+        frozenset({"subscription_not_found"}),
+        body=lambda w: {"channels": ["email"]},
+    ),
+    Probe(
+        "POST",
+        "/subscriptions/{subscription_id}/cancel",
+        lambda w: {"subscription_id": w.a_subscription_id},
+        404,
+        frozenset({"subscription_not_found"}),
+    ),
+    *on_a("GET", PORTFOLIO + "/subscribers"),
+    *on_a("PUT", PORTFOLIO + "/subscription-price", body=lambda w: {"price": 1}),
+    Probe(  # counts are public for public portfolios only
+        "GET",
+        PORTFOLIO + "/subscriber-counts",
+        lambda w: {"portfolio_id": w.a_pid},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    Probe(  # A's private portfolio cannot be subscribed to
+        "POST",
+        "/subscribe",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pid},
+    ),
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 

@@ -118,7 +118,7 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
         started = [r for r in by_leader[event.portfolio_id] if event.id > r.start_event_id]
         if not started:
             continue
-        fill = await _leader_fill(session, event)
+        fill = await leader_fill(session, event)
         for relation in started:
             if fill.closing > ZERO:
                 batch.legs.append(Leg(relation, fill, "close", fill.side))
@@ -143,7 +143,7 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
     await _portfolio_stops(uow, venue, {leg.relation.id: leg.relation for leg in batch.legs})
 
 
-async def _leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
+async def leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
     """The leader's fill, with how much of it reduced the position held before it: the position
     now less every fill of that symbol since this order's first fill."""
     assert event.portfolio_id is not None

@@ -19,6 +19,7 @@ from papertrade.models.position import Position
 from papertrade.models.profile import Profile
 from papertrade.models.recharge import RechargeOrder, TronTransfer
 from papertrade.models.signal import Signal, SignalDedupe
+from papertrade.models.subscription import Subscription, SubscriptionPrice
 from papertrade.models.user import User, UserSession
 from papertrade.models.wallet import Wallet, WalletEntry
 from papertrade.models.webhook_token import WebhookToken
@@ -50,6 +51,8 @@ __all__ = [
     "RechargeOrder",
     "Signal",
     "SignalDedupe",
+    "Subscription",
+    "SubscriptionPrice",
     "TronTransfer",
     "User",
     "UserSession",

@@ -9,8 +9,10 @@ from collections.abc import Callable
 from papertrade.context import AppContext
 from papertrade.copytrading import consumers as copy_consumers
 from papertrade.outbox.dispatcher import Consumer
+from papertrade.subscriptions import consumers as subscription_consumers
 
 CONSUMERS: tuple[Consumer, ...] = ()
+CONSUMERS += (subscription_consumers.SIGNALS,)
 
 # Consumers that need the running process (a venue to place orders on), built with its context.
 CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (copy_consumers.mirror_consumer,)
