@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     copy_settle_poll_s: int = Field(default=3600, ge=1)
     # Subscriptions (docs/subscriptions.md): how often paid periods that ended are renewed.
     subscription_renew_poll_s: int = Field(default=600, ge=1)
+    # Comments (docs/comments.md): per user and hour, and how long the author may edit one.
+    rate_limit_comments_per_hour: int = 30
+    comment_edit_window_s: int = Field(default=900, ge=0)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -3,6 +3,7 @@
 from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
+from papertrade.comments.endpoints import router as comments_router
 from papertrade.copytrading.endpoints import router as copy_router
 from papertrade.feedback.endpoints import router as feedback_router
 from papertrade.keys.endpoints import router as keys_router
@@ -42,6 +43,7 @@ DOMAINS = (
     feedback_router,
     copy_router,
     subscriptions_router,
+    comments_router,
 )
 
 

@@ -99,6 +99,7 @@ class World:
     a_feedback_id: int = 0
     a_relation_id: int = 0
     a_subscription_id: int = 0
+    a_comment_id: int = 0
 
     @property
     def a_pids(self) -> set[int]:
@@ -178,7 +179,10 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     assert relation.status_code == 201, relation.text
     subscription = await a.post("/v1/subscribe", json={"portfolio_id": pub})
     assert subscription.status_code == 201, subscription.text
+    note = await a.post("/v1/comments", json={"portfolio_id": pid, "text": f"A-note-{tag}"})
+    assert note.status_code == 201, note.text
     return World(
+        a_comment_id=note.json()["id"],
         a_relation_id=relation.json()["id"],
         a_subscription_id=subscription.json()["id"],
         a_recharge_id=a_recharge_id,
@@ -213,6 +217,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
             f"A-key-{tag}",
             f"A-compat-{tag}",
             f"A-idea-{tag}",
+            f"A-note-{tag}",
             key["prefix"],
             compat["prefix"],
             token["prefix"],
@@ -717,6 +722,37 @@ PROBES += [  # subscriptions (docs/subscriptions.md)
         frozenset({"portfolio_not_found"}),
         body=lambda w: {"portfolio_id": w.a_pid},
     ),
+]
+PROBES += [  # comments (docs/comments.md): A's comment on A's private portfolio
+    *[
+        Probe(
+            method,
+            "/comments/{comment_id}",
+            lambda w: {"comment_id": w.a_comment_id},
+            404,
+            frozenset({"comment_not_found"}),
+            body=body,
+        )
+        for method, body in (("PATCH", lambda w: {"text": "B was here"}), ("DELETE", None))
+    ],
+    Probe(
+        "GET",
+        "/comments",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        query=lambda w: {"portfolio_id": w.a_pid},
+    ),
+    *[
+        Probe("POST", "/comments", nothing, 404, frozenset({error}), body=body)
+        for error, body in (
+            ("portfolio_not_found", lambda w: {"portfolio_id": w.a_pid, "text": "hi"}),
+            (  # a reply under B's own portfolio to A's hidden comment
+                "comment_not_found",
+                lambda w: {"portfolio_id": w.b_pid, "text": "hi", "parent_id": w.a_comment_id},
+            ),
+        )
+    ],
 ]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 

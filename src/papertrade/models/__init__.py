@@ -1,6 +1,7 @@
 """Every ORM table, one module each; importing this package registers them all."""
 
 from papertrade.models.api_key import ApiKey
+from papertrade.models.comment import Comment
 from papertrade.models.compat_key import CompatKey
 from papertrade.models.copytrading import CopyLeader, CopyRelation, CopySettlement, CopyTrade
 from papertrade.models.equity import EquitySnapshot
@@ -27,6 +28,7 @@ from papertrade.models.webhook_token import WebhookToken
 __all__ = [
     "AiUsage",
     "ApiKey",
+    "Comment",
     "CompatKey",
     "CopyLeader",
     "CopyRelation",
