@@ -10,10 +10,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any, cast
 
-from sqlalchemy import case, func, select
+from sqlalchemy import Table, bindparam, case, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from papertrade.copytrading import rules
 from papertrade.copytrading import service as copies
@@ -73,6 +75,7 @@ class Leg:
     reason: str | None = None
     detail: str = ""
     raised_to_minimum: bool = False
+    order: OrderRecord | None = None  # the follower's order, once placed
 
 
 @dataclass(slots=True)
@@ -214,13 +217,12 @@ def _place(session: Session, uow: AsyncWork, venue: Venue, batch: Batch) -> None
     )
     for leg, outcome in zip(placed, outcomes, strict=True):
         if isinstance(outcome, OrderRecord):
-            _record(work, leg, outcome)
+            leg.order = outcome
         else:
             leg.reason = _reason(leg, outcome)
             leg.detail = str(outcome)[:300]
-    for leg in batch.legs:
-        if leg.reason is not None:
-            _record(work, leg, None)
+    for leg in batch.legs:  # in the leader's order
+        _record(work, leg, leg.order)
     work.before_commit(session)
 
 
@@ -322,29 +324,67 @@ def _reason(leg: Leg, refused: PapertradeError | TradingRuleError) -> str:
     return "rejected"
 
 
+class CopyRows:
+    """The unit of work's copy_trades rows and relations' new net PnL, written with one
+    executemany each before it commits (a leader fill fans out to every follower)."""
+
+    __slots__ = ("net_pnl", "trades")
+
+    def __init__(self) -> None:
+        self.trades: list[dict[str, Any]] = []
+        self.net_pnl: dict[int, Decimal] = {}
+
+    def before_commit(self, session: Session) -> None:
+        connection = session.connection()
+        if self.trades:
+            connection.execute(insert(_TRADES), self.trades)
+            self.trades = []
+        if self.net_pnl:
+            connection.execute(
+                update(_RELATIONS)
+                .where(_RELATIONS.c.id == bindparam("relation_id"))
+                .values(cum_net_pnl=bindparam("net_pnl")),
+                [{"relation_id": rid, "net_pnl": pnl} for rid, pnl in self.net_pnl.items()],
+            )
+            self.net_pnl = {}
+
+
+_TRADES = cast(Table, CopyTrade.__table__)
+_RELATIONS = cast(Table, CopyRelation.__table__)
+
+
 def _record(work: SyncWork, leg: Leg, order: OrderRecord | None) -> None:
     fill, relation = leg.fill, leg.relation
-    row = CopyTrade(
-        relation_id=relation.id,
-        leader_order_id=fill.order_id,
-        leg=leg.leg,
-        symbol=fill.symbol,
-        side=fill.side.value,
-        leader_price=fill.price,
-        leader_quantity=fill.closing if leg.leg == "close" else fill.opening,
-        status="copied" if order is not None else "skipped",
-        reason=leg.reason,
-        detail=leg.detail,
-        created_at=work.now(),
-    )
+    rows = work.part(CopyRows)
+    row: dict[str, Any] = {
+        "relation_id": relation.id,
+        "leader_order_id": fill.order_id,
+        "leg": leg.leg,
+        "symbol": fill.symbol,
+        "side": fill.side.value,
+        "leader_price": fill.price,
+        "leader_quantity": fill.closing if leg.leg == "close" else fill.opening,
+        "status": "copied" if order is not None else "skipped",
+        "reason": leg.reason,
+        "detail": leg.detail,
+        "follower_order_id": None,
+        "quantity": ZERO,
+        "price": None,
+        "realized_pnl": ZERO,
+        "commission": ZERO,
+        "created_at": work.now(),
+    }
     if order is not None:
-        row.follower_order_id = order.id
-        row.quantity = order.filled_quantity
-        row.price = order.avg_price if order.filled_quantity > ZERO else None
-        row.realized_pnl = order.realized_pnl
-        row.commission = order.commission
-        relation.cum_net_pnl += order.realized_pnl - order.commission
-    work.session.add(row)
+        row["follower_order_id"] = order.id
+        row["quantity"] = order.filled_quantity
+        row["price"] = order.avg_price if order.filled_quantity > ZERO else None
+        row["realized_pnl"] = order.realized_pnl
+        row["commission"] = order.commission
+        net_pnl = relation.cum_net_pnl + order.realized_pnl - order.commission
+        # Written in bulk by CopyRows; the loaded relation shows it without an ORM UPDATE each.
+        set_committed_value(relation, "cum_net_pnl", net_pnl)
+        rows.net_pnl[relation.id] = net_pnl
+    rows.trades.append(row)
 
 
 async def _portfolio_stops(
