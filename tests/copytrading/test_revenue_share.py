@@ -164,3 +164,26 @@ async def portfolio_total(session: Any, portfolio_id: int, leader_user_id: int) 
         .execution_options(populate_existing=True)
     )
     return Decimal(portfolio.balance) + (wallet.balance if wallet is not None else Decimal(0))
+
+
+async def test_leader_stats_show_the_copies(app: FastAPI, user_factory: Any, anon: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, _, relation = await copied_round_trip(app, leader, follower)
+    terms = await leader.client.put(
+        f"/v1/copy/leaders/{led['id']}",
+        json={"profit_share_pct": 20},
+        headers=leader.write_headers(),
+    )
+    assert terms.status_code == 200 and terms.json()["profit_share_pct"] == 20
+    shown = await anon.get(f"/v1/copy/leaders/{led['id']}")  # no sign-in needed
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert (body["followers"], body["followers_pnl"], body["aum"]) == (1, 18.99, 1000)
+    assert body["win_rate"] == 1  # the leader's one close made money
+    assert body["roi_7d_pct"] is None  # not a week old yet
+    # The relation keeps the 10 % it was made with; new followers get 20 %.
+    seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+    assert seen["profit_share_pct"] == 10
+    await follower.post(f"/v1/copy/relations/{relation['id']}/unfollow", json={})
+    assert (await anon.get(f"/v1/copy/leaders/{led['id']}")).json()["followers"] == 0

@@ -6,10 +6,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
-from papertrade.copytrading import service
+from papertrade.copytrading import leaders, service
 from papertrade.copytrading.schemas import (
     CopyTradeRead,
     LeaderRead,
+    LeaderStatsRead,
     LeaderTerms,
     RelationCreate,
     RelationRead,
@@ -17,6 +18,7 @@ from papertrade.copytrading.schemas import (
     Unfollow,
 )
 from papertrade.kit.ids import Id
+from papertrade.kit.time import now_ms
 from papertrade.models import CopyRelation
 from papertrade.orders.pricing import Venue
 
@@ -116,15 +118,23 @@ async def settlements(
         return [SettlementRead.model_validate(row) for row in rows]
 
 
-@router.get("/copy/leaders/{portfolio_id}", response_model=LeaderRead)
-async def leader(portfolio_id: Id, ctx: Ctx) -> LeaderRead:
-    """A public portfolio's copy terms and its number of followers (no sign-in needed)."""
+@router.get("/copy/leaders/{portfolio_id}", response_model=LeaderStatsRead)
+async def leader(portfolio_id: Id, ctx: Ctx) -> LeaderStatsRead:
+    """A public portfolio's copy terms and leader statistics (no sign-in needed)."""
     async with ctx.db.reader() as session:
-        await service.public_portfolio(session, portfolio_id)
-        return LeaderRead(
+        portfolio = await service.public_portfolio(session, portfolio_id)
+        figures = await leaders.compute(session, ctx.market, portfolio, now_ms())
+        return LeaderStatsRead(
             portfolio_id=portfolio_id,
             profit_share_pct=await service.share_pct(session, portfolio_id),
-            followers=await service.followers(session, portfolio_id),
+            followers=figures.followers,
+            followers_pnl=figures.followers_pnl,
+            aum=figures.aum,
+            roi_7d_pct=figures.roi_pct[7],
+            roi_30d_pct=figures.roi_pct[30],
+            roi_90d_pct=figures.roi_pct[90],
+            max_drawdown_pct=figures.max_drawdown_pct,
+            win_rate=figures.win_rate,
         )
 
 

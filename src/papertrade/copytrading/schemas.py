@@ -59,6 +59,16 @@ class LeaderRead(Schema):
     followers: int
 
 
+class LeaderStatsRead(LeaderRead):
+    followers_pnl: Money = Field(description="Net PnL of every copy of this portfolio, USDT.")
+    aum: Money = Field(description="Allocation of the live copies, USDT.")
+    roi_7d_pct: Number | None = Field(description="None until the portfolio is 7 days old.")
+    roi_30d_pct: Number | None
+    roi_90d_pct: Number | None
+    max_drawdown_pct: Number
+    win_rate: Number | None = Field(description="Share of closing fills with a profit.")
+
+
 class RelationRead(Schema):
     id: int
     leader_portfolio_id: int
