@@ -26,9 +26,10 @@ router = APIRouter(tags=["copy trading"])
 Limit = Annotated[int, Query(ge=1, le=200)]
 
 
-def render(relation: CopyRelation) -> RelationRead:
+def render(relation: CopyRelation, user_id: int) -> RelationRead:
     return RelationRead(
         id=relation.id,
+        role="follower" if relation.follower_user_id == user_id else "leader",
         leader_portfolio_id=relation.leader_portfolio_id,
         portfolio_id=relation.follower_portfolio_id,
         mode=relation.mode,
@@ -55,33 +56,39 @@ def render(relation: CopyRelation) -> RelationRead:
 async def follow(body: RelationCreate, principal: Writer, ctx: Ctx) -> RelationRead:
     """Copy a public portfolio into one of mine; only its fills from now on are copied."""
     async with ctx.transaction() as uow:
-        return render(await service.follow(uow, principal, body))
+        return render(await service.follow(uow, principal, body), principal.user_id)
 
 
 @router.get("/copy/relations", response_model=list[RelationRead])
 async def mine(principal: Caller, ctx: Ctx) -> list[RelationRead]:
     """My copies, and the copies of my portfolios (as their leader), newest first."""
     async with ctx.db.reader() as session:
-        return [render(r) for r in await service.mine(session, principal.user_id)]
+        return [
+            render(r, principal.user_id) for r in await service.mine(session, principal.user_id)
+        ]
 
 
 @router.get("/copy/relations/{relation_id}", response_model=RelationRead)
 async def one(relation_id: Id, principal: Caller, ctx: Ctx) -> RelationRead:
     async with ctx.db.reader() as session:
-        return render(await service.visible(session, principal.user_id, relation_id))
+        return render(
+            await service.visible(session, principal.user_id, relation_id), principal.user_id
+        )
 
 
 @router.post("/copy/relations/{relation_id}/pause", response_model=RelationRead)
 async def pause(relation_id: Id, principal: Writer, ctx: Ctx) -> RelationRead:
     """Stop copying opens; closes of copied positions still mirror."""
     async with ctx.transaction() as uow:
-        return render(await service.pause(uow, principal.user_id, relation_id, paused=True))
+        relation = await service.pause(uow, principal.user_id, relation_id, paused=True)
+        return render(relation, principal.user_id)
 
 
 @router.post("/copy/relations/{relation_id}/resume", response_model=RelationRead)
 async def resume(relation_id: Id, principal: Writer, ctx: Ctx) -> RelationRead:
     async with ctx.transaction() as uow:
-        return render(await service.pause(uow, principal.user_id, relation_id, paused=False))
+        relation = await service.pause(uow, principal.user_id, relation_id, paused=False)
+        return render(relation, principal.user_id)
 
 
 @router.post("/copy/relations/{relation_id}/unfollow", response_model=RelationRead)
@@ -92,7 +99,7 @@ async def unfollow(relation_id: Id, body: Unfollow, principal: Writer, ctx: Ctx)
         relation = await service.unfollow(
             uow, Venue.of(ctx), principal.user_id, relation_id, close_positions=body.close_positions
         )
-        return render(relation)
+        return render(relation, principal.user_id)
 
 
 @router.get("/copy/relations/{relation_id}/trades", response_model=list[CopyTradeRead])

@@ -71,6 +71,7 @@ class LeaderStatsRead(LeaderRead):
 
 class RelationRead(Schema):
     id: int
+    role: str = Field(description="follower (my copy) or leader (a copy of my portfolio)")
     leader_portfolio_id: int
     portfolio_id: int
     mode: str
