@@ -187,3 +187,33 @@ async def test_leader_stats_show_the_copies(app: FastAPI, user_factory: Any, ano
     assert seen["profit_share_pct"] == 10
     await follower.post(f"/v1/copy/relations/{relation['id']}/unfollow", json={})
     assert (await anon.get(f"/v1/copy/leaders/{led['id']}")).json()["followers"] == 0
+
+
+async def test_portfolio_stop_closes_ends_and_settles(app: FastAPI, user_factory: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "BTCUSDT", "50000")
+    relation = await follow(
+        follower,
+        led["id"],
+        mine["id"],
+        mode="fixed_amount",
+        amount=100,
+        allocation=1000,
+        leverage=10,
+        stop_pct=1,
+    )
+    await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
+    await trades(follower, relation["id"], 1)
+    ctx = app.state.ctx
+    assert (await run_due(ctx, Venue.of(ctx)))["stopped"] == 0  # −0.5 of fees: above 990
+    # 0.02 BTC × −1,000 = −20 unrealised: 1000 − 0.5 − 20 < 1000 × (1 − 1 %) = 990.
+    await set_price(app, "BTCUSDT", "49000")
+    await run_due(ctx, Venue.of(ctx))
+    ended = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+    assert (ended["status"], ended["end_reason"]) == ("ended", "stop")
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == 0
+    # The close realised −20 and paid 0.49 of fees: net −20.99; nothing to share.
+    (event,) = (await follower.get("/v1/copy/settlements")).json()
+    assert (event["reason"], event["net_pnl"], event["fee"]) == ("stop", -20.99, 0)
