@@ -20,11 +20,14 @@ async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Brow
     )
     await sign_up_in_browser(page, unique_email("copier"))
     mine = await call(page, "POST", "/v1/portfolios", {"name": "copies"})
-    await page.click("text=Copying")
-    await page.wait_for_url("**/app/social")
+    await page.goto(f"/p/{led['code']}")  # the leader's public page
+    await expect(page.locator("#copy-followers")).to_have_text("0")
+    await expect(page.locator("#copy-share")).to_have_text("10 %")
+    await page.click("#copy-link")
+    await page.wait_for_url(f"**/app/social?leader={led['id']}")
     await expect(page.locator("#copies-empty")).to_be_visible()
+    await expect(page.locator("#follow-leader")).to_have_value(str(led["id"]))
 
-    await page.fill("#follow-leader", str(led["id"]))
     await page.select_option("#follow-portfolio", str(mine["id"]))
     await page.select_option("#follow-mode", "fixed_amount")
     await page.fill("#follow-size", "5")  # refused: allocation missing first
@@ -57,8 +60,12 @@ async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Brow
     settlement = page.locator("#shares-table tbody tr").first
     await expect(settlement).to_contain_text("unfollow")
 
-    await call(page, "POST", "/v1/subscribe", {"portfolio_id": led["id"]})
-    await page.reload()
+    await page.goto(f"/p/{led['code']}")
+    await expect(page.locator("#copy-pnl")).not_to_have_text("—")
+    await page.click("#subscribe-free")
+    await expect(page.locator("#subscribe-note")).to_contain_text("Subscribed")
+    await page.click("text=Copying")
+    await page.wait_for_url("**/app/social")
     sub = page.locator("#subs-table tbody tr").first
     await expect(sub.locator(".sub-status")).to_have_text("active")
     await sub.locator("text=Cancel").click()

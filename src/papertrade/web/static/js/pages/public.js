@@ -1,11 +1,35 @@
 // A public portfolio by short code: GET /v1/portfolios/{code}/public (no sign-in needed).
 
-import { get } from '../api.js';
+import { get, post } from '../api.js';
 import { $ } from '../dom.js';
-import { percent, pnlClass, usd } from '../format.js';
+import { percent, pnlClass, signedUsd, usd } from '../format.js';
 import { every } from '../live.js';
 
 const code = $('#public').dataset.code;
+const portfolioId = Number(code.slice(1)); // P0000012 → 12
+
+async function loadCopy() {
+  try {
+    const leader = await get(`/v1/copy/leaders/${portfolioId}`, { on401: 'throw' });
+    $('#copy-followers').textContent = String(leader.followers);
+    $('#copy-pnl').textContent = `${signedUsd(leader.followers_pnl)} USDT`;
+    $('#copy-aum').textContent = `${usd(leader.aum)} USDT`;
+    $('#copy-share').textContent = `${leader.profit_share_pct} %`;
+    $('#copy-link').href = `/app/social?leader=${portfolioId}`;
+    $('#copy-card').hidden = false;
+  } catch {
+    $('#copy-card').hidden = true;
+  }
+}
+
+$('#subscribe-free').addEventListener('click', async () => {
+  try {
+    await post('/v1/subscribe', { portfolio_id: portfolioId });
+    $('#subscribe-note').textContent = 'Subscribed: its closed trades reach your inbox.';
+  } catch (error) {
+    $('#subscribe-note').textContent = error.message;
+  }
+});
 
 async function load() {
   try {
@@ -33,3 +57,4 @@ async function load() {
 }
 
 every(10000, load);
+every(10000, loadCopy);

@@ -90,4 +90,7 @@ onSubmit($('#follow-form'), async (data, form) => {
   await load();
 });
 
+const leader = new URLSearchParams(window.location.search).get('leader');
+if (leader && /^[0-9]+$/.test(leader)) $('#follow-leader').value = leader;
+
 Promise.all([load(), loadPortfolios()]).catch((error) => toast(error.message, 'error'));
