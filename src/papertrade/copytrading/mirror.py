@@ -154,22 +154,24 @@ async def leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
     order_id, symbol = int(data["id"]), str(data["symbol"])
     side = Side(data["side"])
     quantity = Decimal(data["filled_quantity"])
-    first = await session.scalar(select(func.min(Fill.id)).where(Fill.order_id == order_id))
+    first = select(func.min(Fill.id)).where(Fill.order_id == order_id).scalar_subquery()
     signed = case((Fill.side == Side.BUY.value, Fill.quantity), else_=-Fill.quantity)
-    since = await session.scalar(
-        select(decimal_sum(signed)).where(
-            Fill.portfolio_id == event.portfolio_id,
-            Fill.symbol == symbol,
-            Fill.id >= (first or 0),
-        )
+    since = (
+        select(decimal_sum(signed))
+        .where(Fill.portfolio_id == event.portfolio_id, Fill.symbol == symbol, Fill.id >= first)
+        .scalar_subquery()
     )
-    position = await session.scalar(
-        select(Position).where(
-            Position.portfolio_id == event.portfolio_id, Position.symbol == symbol
+    # One statement, so one snapshot: a later fill committing in between cannot count in one
+    # of the two numbers and not in the other (PostgreSQL reads each statement afresh).
+    row = (
+        await session.execute(
+            select(Position.quantity, Position.leverage, since).where(
+                Position.portfolio_id == event.portfolio_id, Position.symbol == symbol
+            )
         )
-    )
-    now_qty = position.quantity if position is not None else ZERO
-    before = now_qty - (since or ZERO)
+    ).first()
+    now_qty, leverage, filled_since = row if row is not None else (ZERO, 20, ZERO)
+    before = now_qty - (filled_since or ZERO)
     delta = side.sign * quantity
     closing = ZERO
     if before != ZERO and position_math.sign(before) != position_math.sign(delta):
@@ -185,7 +187,7 @@ async def leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
         closing=closing,
         close_fraction=closing / abs(before) if closing > ZERO else ZERO,
         opening=quantity - closing,
-        leverage=position.leverage if position is not None else 20,
+        leverage=leverage,
         equity=leader.balance if leader is not None else ZERO,
     )
 
