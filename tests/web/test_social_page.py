@@ -71,3 +71,19 @@ async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Brow
     await sub.locator("text=Cancel").click()
     await expect(sub.locator(".sub-status")).to_have_text("cancelled")
     await leader_context.close()
+
+
+async def test_comment_threads_on_the_public_page(page: Page, web: WebApp) -> None:
+    await sign_up_in_browser(page, unique_email("talker"))
+    room = await call(page, "POST", "/v1/portfolios", {"name": "room", "visibility": "public"})
+    await page.goto(f"/p/{room['code']}")
+    await page.fill("#comment-text", "<b>not bold</b>")
+    await page.click("#comment-form button[type=submit]")
+    first = page.locator("#comment-list > li").first
+    await expect(first).to_contain_text("<b>not bold</b>")  # shown as written, not as HTML
+    assert await first.locator("b").count() == 0
+    await first.locator("text=Reply").click()
+    await expect(page.locator("#comment-label")).to_contain_text("Reply to comment")
+    await page.fill("#comment-text", "a reply")
+    await page.click("#comment-form button[type=submit]")
+    await expect(first.locator(".replies li")).to_contain_text("a reply")
