@@ -1,6 +1,7 @@
 """Revenue share: the high-water mark, the fee from follower to leader through both ledgers,
 the settlement readable by both sides, and money that moves but is never made."""
 
+import asyncio
 from decimal import Decimal
 from typing import Any
 
@@ -12,6 +13,8 @@ from sqlalchemy import select
 from papertrade.copytrading import rules
 from papertrade.copytrading import service as copies
 from papertrade.copytrading.settlement import run_due, week_start
+from papertrade.engine import risk
+from papertrade.kit.time import now_ms
 from papertrade.models import CopyRelation, Portfolio, Wallet
 from papertrade.orders.pricing import Venue
 from tests.conftest import User
@@ -217,3 +220,24 @@ async def test_portfolio_stop_closes_ends_and_settles(app: FastAPI, user_factory
     # The close realised −20 and paid 0.49 of fees: net −20.99; nothing to share.
     (event,) = (await follower.get("/v1/copy/settlements")).json()
     assert (event["reason"], event["net_pnl"], event["fee"]) == ("stop", -20.99, 0)
+
+
+async def test_funding_counts_in_the_copy_net_pnl(app: FastAPI, user_factory: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "SOLUSDT", "100")
+    relation = await follow(
+        follower, led["id"], mine["id"], mode="multiplier", multiplier=1, allocation=1000
+    )
+    await market(leader, led["id"], "SOLUSDT", "buy", "2")
+    (copy,) = await trades(follower, relation["id"], 1)
+    after_fees = -copy["commission"]  # 2 × 100 × 0.05 % = 0.1
+    # A long pays a positive rate: 2 SOL × 100 × 0.01 % = 0.02 USDT.
+    await risk.settle_funding(app.state.ctx, "SOLUSDT", now_ms(), Decimal("0.0001"), Decimal(100))
+    for _ in range(200):
+        seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+        if seen["cum_net_pnl"] != after_fees:
+            break
+        await asyncio.sleep(0.05)
+    assert after_fees == -0.1 and seen["cum_net_pnl"] == -0.12

@@ -8,11 +8,13 @@ from collections.abc import Callable
 
 from papertrade.context import AppContext
 from papertrade.copytrading import consumers as copy_consumers
+from papertrade.copytrading import funding as copy_funding
 from papertrade.outbox.dispatcher import Consumer
 from papertrade.subscriptions import consumers as subscription_consumers
 
 CONSUMERS: tuple[Consumer, ...] = ()
 CONSUMERS += (subscription_consumers.SIGNALS,)
+CONSUMERS += (copy_funding.FUNDING,)
 
 # Consumers that need the running process (a venue to place orders on), built with its context.
 CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (copy_consumers.mirror_consumer,)
