@@ -35,7 +35,7 @@ from papertrade.middleware import (
     docs_csp,
 )
 from papertrade.orders.writer import OrderWriter
-from papertrade.outbox.catalogue import CONSUMERS
+from papertrade.outbox.catalogue import CONSUMERS, CONTEXT_CONSUMERS
 from papertrade.outbox.dispatcher import Consumer, Dispatcher
 from papertrade.textguard import NulGuardMiddleware
 from papertrade.tg.sender import TelegramSender
@@ -63,6 +63,7 @@ def create_app(
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
     ctx.events.subscribe(enqueue_sends(jobs))  # mirrored orders (live/) go out as jobs
+    consumers = [*consumers, *(build(ctx) for build in CONTEXT_CONSUMERS)]
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
     # Without Redis one process per PostgreSQL database (faults/sole.py); SQLite is one process.
     guard = (

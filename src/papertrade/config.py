@@ -139,6 +139,13 @@ class Settings(BaseSettings):
     live_exchange_url: str | None = None
     live_max_consecutive_errors: int = Field(default=3, ge=1)
     live_exchange_timeout_ms: int = Field(default=5000, ge=100)
+    # Copy trading (docs/social.md): how often the weekly settlement and portfolio stops run.
+    copy_settle_poll_s: int = Field(default=3600, ge=1)
+    # Subscriptions (docs/subscriptions.md): how often paid periods that ended are renewed.
+    subscription_renew_poll_s: int = Field(default=600, ge=1)
+    # Comments (docs/comments.md): per user and hour, and how long the author may edit one.
+    rate_limit_comments_per_hour: int = 30
+    comment_edit_window_s: int = Field(default=900, ge=0)
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -4,7 +4,9 @@ from fastapi import APIRouter
 
 from papertrade.accounts.endpoints import router as accounts_router
 from papertrade.chain.endpoints import router as chain_router
+from papertrade.comments.endpoints import router as comments_router
 from papertrade.conditional.endpoints import router as conditional_router
+from papertrade.copytrading.endpoints import router as copy_router
 from papertrade.feedback.endpoints import router as feedback_router
 from papertrade.inbound.endpoints import router as inbound_router
 from papertrade.keys.endpoints import router as keys_router
@@ -20,6 +22,7 @@ from papertrade.profiles.endpoints import router as profiles_router
 from papertrade.recharge.endpoints import router as recharge_router
 from papertrade.square.endpoints import router as square_router
 from papertrade.strategies.endpoints import router as strategies_router
+from papertrade.subscriptions.endpoints import router as subscriptions_router
 from papertrade.tg.endpoints import router as telegram_router
 from papertrade.tiers.endpoints import router as tiers_router
 from papertrade.users.endpoints import router as users_router
@@ -54,6 +57,9 @@ DOMAINS = (
     feedback_router,
     chain_router,
     live_router,
+    copy_router,
+    subscriptions_router,
+    comments_router,
 )
 
 

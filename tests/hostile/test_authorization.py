@@ -112,6 +112,9 @@ class World:
     a_source_id: int = 0  # A's Finnhub webhook source
     a_recharge_id: int = 0
     a_feedback_id: int = 0
+    a_relation_id: int = 0
+    a_subscription_id: int = 0
+    a_comment_id: int = 0
     a_live_id: int = 0  # A's live account (a row: no exchange is needed to be refused)
 
     @property
@@ -195,7 +198,24 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     a_recharge_id = await _a_recharge_order(app, a.id)
     feedback = await a.post("/v1/feedback", json={"category": "idea", "text": f"A-idea-{tag}"})
     assert feedback.status_code == 201, feedback.text
+    relation = await a.post(
+        "/v1/copy/relations",
+        json={
+            "leader_portfolio_id": pub,
+            "portfolio_id": pid,
+            "mode": "fixed_ratio",
+            "allocation": 100,
+        },
+    )
+    assert relation.status_code == 201, relation.text
+    subscription = await a.post("/v1/subscribe", json={"portfolio_id": pub})
+    assert subscription.status_code == 201, subscription.text
+    note = await a.post("/v1/comments", json={"portfolio_id": pid, "text": f"A-note-{tag}"})
+    assert note.status_code == 201, note.text
     world = World(
+        a_comment_id=note.json()["id"],
+        a_relation_id=relation.json()["id"],
+        a_subscription_id=subscription.json()["id"],
         a_recharge_id=a_recharge_id,
         a_feedback_id=feedback.json()["id"],
         a=a,
@@ -229,6 +249,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
             f"A-key-{tag}",
             f"A-compat-{tag}",
             f"A-idea-{tag}",
+            f"A-note-{tag}",
             key["prefix"],
             compat["prefix"],
             token["prefix"],
@@ -955,6 +976,125 @@ PROBES: list[Probe] = [
             (
                 "/fills/{fill_id}/proof",
                 lambda w: {"code": w.a_code, "fill_id": min(w.a_fill_row_ids)},
+            ),
+        )
+    ],
+]
+PROBES += [  # copy trading (docs/social.md)
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"relation_id": w.a_relation_id},
+            404,
+            frozenset({"copy_not_found"}),
+            body=body,
+        )
+        for method, template, body in (
+            ("GET", "/copy/relations/{relation_id}", None),
+            ("GET", "/copy/relations/{relation_id}/trades", None),
+            ("POST", "/copy/relations/{relation_id}/pause", None),
+            ("POST", "/copy/relations/{relation_id}/resume", None),
+            ("POST", "/copy/relations/{relation_id}/unfollow", lambda w: {"close_positions": True}),
+        )
+    ],
+    Probe(
+        "GET", "/copy/settlements", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
+    ),
+    *on_a("PUT", "/copy/leaders/{portfolio_id}", body=lambda w: {"profit_share_pct": 30}),
+    Probe(  # a private portfolio is no leader
+        "GET",
+        "/copy/leaders/{portfolio_id}",
+        lambda w: {"portfolio_id": w.a_pid},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    *[
+        Probe(
+            "POST",
+            "/copy/relations",
+            nothing,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=body,
+        )
+        for body in (
+            lambda w: {  # copies into A's portfolio
+                "leader_portfolio_id": w.a_pub_pid,
+                "portfolio_id": w.a_pid,
+                "mode": "fixed_ratio",
+                "allocation": 100,
+            },
+            lambda w: {  # copies A's private portfolio
+                "leader_portfolio_id": w.a_pid,
+                "portfolio_id": w.b_pid,
+                "mode": "fixed_ratio",
+                "allocation": 100,
+            },
+        )
+    ],
+]
+PROBES += [  # subscriptions (docs/subscriptions.md)
+    Probe(
+        "PATCH",
+        "/subscriptions/{subscription_id}",
+        lambda w: {"subscription_id": w.a_subscription_id},
+        404,
+        frozenset({"subscription_not_found"}),
+        body=lambda w: {"channels": ["email"]},
+    ),
+    Probe(
+        "POST",
+        "/subscriptions/{subscription_id}/cancel",
+        lambda w: {"subscription_id": w.a_subscription_id},
+        404,
+        frozenset({"subscription_not_found"}),
+    ),
+    *on_a("GET", PORTFOLIO + "/subscribers"),
+    *on_a("PUT", PORTFOLIO + "/subscription-price", body=lambda w: {"price": 1}),
+    Probe(  # counts are public for public portfolios only
+        "GET",
+        PORTFOLIO + "/subscriber-counts",
+        lambda w: {"portfolio_id": w.a_pid},
+        404,
+        frozenset({"portfolio_not_found"}),
+    ),
+    Probe(  # A's private portfolio cannot be subscribed to
+        "POST",
+        "/subscribe",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"portfolio_id": w.a_pid},
+    ),
+]
+PROBES += [  # comments (docs/comments.md): A's comment on A's private portfolio
+    *[
+        Probe(
+            method,
+            "/comments/{comment_id}",
+            lambda w: {"comment_id": w.a_comment_id},
+            404,
+            frozenset({"comment_not_found"}),
+            body=body,
+        )
+        for method, body in (("PATCH", lambda w: {"text": "B was here"}), ("DELETE", None))
+    ],
+    Probe(
+        "GET",
+        "/comments",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        query=lambda w: {"portfolio_id": w.a_pid},
+    ),
+    *[
+        Probe("POST", "/comments", nothing, 404, frozenset({error}), body=body)
+        for error, body in (
+            ("portfolio_not_found", lambda w: {"portfolio_id": w.a_pid, "text": "hi"}),
+            (  # a reply under B's own portfolio to A's hidden comment
+                "comment_not_found",
+                lambda w: {"portfolio_id": w.b_pid, "text": "hi", "parent_id": w.a_comment_id},
             ),
         )
     ],

@@ -4,6 +4,7 @@ A new area adds its `jobs.py`'s JOBS here.
 """
 
 from papertrade.chain import jobs as chain_jobs
+from papertrade.copytrading import jobs as copy_jobs
 from papertrade.engine import jobs as engine_jobs
 from papertrade.inbound import jobs as inbound_jobs
 from papertrade.jobs.declare import Job
@@ -11,6 +12,7 @@ from papertrade.live import jobs as live_jobs
 from papertrade.notifications import jobs as notification_jobs
 from papertrade.recharge import jobs as recharge_jobs
 from papertrade.strategies import jobs as strategies_jobs
+from papertrade.subscriptions import jobs as subscription_jobs
 from papertrade.tg import jobs as telegram_jobs
 
 JOBS: tuple[Job[...], ...] = (
@@ -22,4 +24,6 @@ JOBS: tuple[Job[...], ...] = (
     *recharge_jobs.JOBS,
     *chain_jobs.JOBS,
     *live_jobs.JOBS,
+    *copy_jobs.JOBS,
+    *subscription_jobs.JOBS,
 )

@@ -2,8 +2,10 @@
 
 from papertrade.models.api_key import ApiKey
 from papertrade.models.chain import Attestation, AttestationAnchor, ChainEntry, ChainHead
+from papertrade.models.comment import Comment
 from papertrade.models.compat_key import CompatKey
 from papertrade.models.conditional_order import ConditionalOrder
+from papertrade.models.copytrading import CopyLeader, CopyRelation, CopySettlement, CopyTrade
 from papertrade.models.equity import EquitySnapshot
 from papertrade.models.feedback import Feedback
 from papertrade.models.fill import Fill
@@ -32,6 +34,7 @@ from papertrade.models.strategy import (
     StrategySignal,
     StrategyVersion,
 )
+from papertrade.models.subscription import Subscription, SubscriptionPrice
 from papertrade.models.telegram import (
     TelegramBinding,
     TelegramLink,
@@ -51,8 +54,13 @@ __all__ = [
     "CandleCache",
     "ChainEntry",
     "ChainHead",
+    "Comment",
     "CompatKey",
     "ConditionalOrder",
+    "CopyLeader",
+    "CopyRelation",
+    "CopySettlement",
+    "CopyTrade",
     "EmailMessage",
     "EmailState",
     "EmailSuppression",
@@ -86,6 +94,8 @@ __all__ = [
     "StrategyDeployment",
     "StrategySignal",
     "StrategyVersion",
+    "Subscription",
+    "SubscriptionPrice",
     "TelegramBinding",
     "TelegramLink",
     "TelegramMessage",

@@ -3,9 +3,24 @@
 A domain package declares its consumers in its `consumers.py` and adds them here.
 """
 
+from collections.abc import Callable
+
 from papertrade.chain.consumers import CHAIN
+from papertrade.context import AppContext
+from papertrade.copytrading import consumers as copy_consumers
+from papertrade.copytrading import funding as copy_funding
 from papertrade.live.consumers import MIRROR
 from papertrade.notifications import consumers as notification_consumers
 from papertrade.outbox.dispatcher import Consumer
+from papertrade.subscriptions import consumers as subscription_consumers
 
-CONSUMERS: tuple[Consumer, ...] = (*notification_consumers.CONSUMERS, CHAIN, MIRROR)
+CONSUMERS: tuple[Consumer, ...] = (
+    *notification_consumers.CONSUMERS,
+    CHAIN,
+    MIRROR,
+    subscription_consumers.SIGNALS,
+    copy_funding.FUNDING,
+)
+
+# Consumers that need the running process (a venue to place orders on), built with its context.
+CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (copy_consumers.mirror_consumer,)

@@ -81,6 +81,8 @@ class LedgerKind(StrEnum):
     TIER_PAYMENT = "tier_payment"  # a membership period (wallet)
     TIER_REFUND = "tier_refund"  # unused days of a replaced period (wallet)
     OPERATOR_CREDIT = "operator_credit"  # an operator resolved a transfer (wallet)
+    PROFIT_SHARE = "profit_share"  # copy trading: follower portfolio → leader wallet
+    SUBSCRIPTION = "subscription"  # a paid subscription period: subscriber → owner (wallet)
 
 
 _OPEN_STATUSES = frozenset({OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED})

@@ -214,6 +214,15 @@ async def wallet_page(request: Request) -> Response:
     return _page(request, "wallet.html", title="Wallet", script="wallet", viewer=viewer)
 
 
+@router.get("/app/social")
+async def social_page(request: Request) -> Response:
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    title = "Copying & subscriptions"
+    return _page(request, "social.html", title=title, script="social", viewer=viewer)
+
+
 @router.get("/markets")
 async def markets(request: Request) -> Response:
     viewer = await _viewer(request)

@@ -1,0 +1,1 @@
+"""Comments on public portfolios, one level of replies (docs/comments.md)."""

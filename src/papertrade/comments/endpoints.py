@@ -1,0 +1,78 @@
+"""/v1/comments: comments on public portfolios."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.comments import service
+from papertrade.comments.schemas import CommentCreate, CommentEdit, CommentRead
+from papertrade.errors import RateLimited
+from papertrade.kit.ids import Id
+from papertrade.kit.schemas import Ok
+from papertrade.models import Comment
+
+router = APIRouter(tags=["comments"])
+Limit = Annotated[int, Query(ge=1, le=100)]
+HOUR_S = 3600
+
+
+def render(comment: Comment, replies: list[Comment] | None = None) -> CommentRead:
+    return CommentRead(
+        id=comment.id,
+        portfolio_id=comment.portfolio_id,
+        user_id=comment.user_id,
+        parent_id=comment.parent_id,
+        text=comment.text,
+        deleted=comment.deleted_at is not None,
+        created_at=comment.created_at,
+        edited_at=comment.edited_at,
+        replies=[render(reply) for reply in replies or []],
+    )
+
+
+@router.post("/comments", status_code=201, response_model=CommentRead)
+async def create(body: CommentCreate, principal: Writer, ctx: Ctx) -> CommentRead:
+    """Comment on a public portfolio (or reply to a top-level comment); a few an hour."""
+    limit = ctx.settings.rate_limit_comments_per_hour
+    usage = await ctx.limiter.hit(f"comments:user:{principal.user_id}", limit, HOUR_S)
+    if not usage.allowed:
+        raise RateLimited(
+            f"You posted {limit} comments this hour; retry in {usage.retry_after} s.",
+            retry_after=usage.retry_after,
+        )
+    async with ctx.transaction() as uow:
+        comment = await service.post(uow, principal, body.portfolio_id, body.text, body.parent_id)
+        return render(comment)
+
+
+@router.get("/comments", response_model=list[CommentRead])
+async def listing(
+    portfolio_id: Id,
+    principal: Caller,
+    ctx: Ctx,
+    before_id: Id | None = None,
+    limit: Limit = 20,
+) -> list[CommentRead]:
+    """A portfolio's comments, newest first (page with before_id), each with its replies."""
+    async with ctx.db.reader() as session:
+        tops, replies = await service.thread(
+            session, principal.user_id, portfolio_id, before_id=before_id, limit=limit
+        )
+        return [render(top, replies[top.id]) for top in tops]
+
+
+@router.patch("/comments/{comment_id}", response_model=CommentRead)
+async def edit(comment_id: Id, body: CommentEdit, principal: Writer, ctx: Ctx) -> CommentRead:
+    """Edit my comment, within the edit window after posting."""
+    async with ctx.transaction() as uow:
+        window = ctx.settings.comment_edit_window_s
+        return render(await service.edit(uow, principal.user_id, comment_id, body.text, window))
+
+
+@router.delete("/comments/{comment_id}", response_model=Ok)
+async def delete(comment_id: Id, principal: Writer, ctx: Ctx) -> Ok:
+    """Delete my comment, or any comment on my portfolio."""
+    async with ctx.transaction() as uow:
+        await service.delete(uow, principal.user_id, comment_id)
+    return Ok()

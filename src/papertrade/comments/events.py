@@ -1,0 +1,29 @@
+"""What comments emit: durable, so the inbox (issue #18) tells the portfolio's owner (and, for a
+reply, the author of the comment replied to)."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from papertrade.events import DomainEvent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommentPosted(DomainEvent):
+    type = "comment.posted"
+    durable = True
+    comment_id: int
+    portfolio_id: int
+    author_user_id: int
+    owner_user_id: int
+    parent_author_user_id: int | None
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "comment_id": self.comment_id,
+            "portfolio_id": self.portfolio_id,
+            "author_user_id": self.author_user_id,
+            "owner_user_id": self.owner_user_id,
+            "parent_author_user_id": self.parent_author_user_id,
+        }

@@ -1,0 +1,1 @@
+"""Copy trading: relations, mirroring of leader fills, revenue share (docs/social.md)."""

@@ -1,0 +1,87 @@
+"""What copy trading emits: durable, so the inbox (issue #18) can notify both sides."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from papertrade.events import DomainEvent, PortfolioEvent
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CopySkipped(PortfolioEvent):
+    """A leader fill was not copied into the follower's portfolio (`portfolio_id`)."""
+
+    type = "copy.skipped"
+    durable = True
+    relation_id: int
+    follower_user_id: int
+    leader_order_id: int
+    symbol: str
+    reason: str
+    detail: str
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "relation_id": self.relation_id,
+            "user_id": self.follower_user_id,
+            "leader_order_id": self.leader_order_id,
+            "symbol": self.symbol,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CopyEnded(PortfolioEvent):
+    """A relation ended (unfollow, or the portfolio stop closed it)."""
+
+    type = "copy.ended"
+    durable = True
+    relation_id: int
+    follower_user_id: int
+    leader_user_id: int
+    reason: str
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "relation_id": self.relation_id,
+            "user_id": self.follower_user_id,
+            "leader_user_id": self.leader_user_id,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevenueShareSettled(DomainEvent):
+    """A revenue-share settlement: both users are told, with the inputs."""
+
+    type = "copy.settled"
+    durable = True
+    settlement_id: int
+    relation_id: int
+    leader_user_id: int
+    follower_user_id: int
+    reason: str
+    net_pnl: Decimal
+    hwm_before: Decimal
+    hwm_after: Decimal
+    pct: Decimal
+    fee: Decimal
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "settlement_id": self.settlement_id,
+            "relation_id": self.relation_id,
+            "leader_user_id": self.leader_user_id,
+            "follower_user_id": self.follower_user_id,
+            "reason": self.reason,
+            "net_pnl": self.net_pnl,
+            "hwm_before": self.hwm_before,
+            "hwm_after": self.hwm_after,
+            "pct": self.pct,
+            "fee": self.fee,
+        }

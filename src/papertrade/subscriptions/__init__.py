@@ -1,0 +1,1 @@
+"""Signal subscriptions to public portfolios: free and paid tiers (docs/subscriptions.md)."""

@@ -1,0 +1,243 @@
+"""Revenue share: the high-water mark, the fee from follower to leader through both ledgers,
+the settlement readable by both sides, and money that moves but is never made."""
+
+import asyncio
+from decimal import Decimal
+from typing import Any
+
+from fastapi import FastAPI
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from papertrade.copytrading import rules
+from papertrade.copytrading import service as copies
+from papertrade.copytrading.settlement import run_due, week_start
+from papertrade.engine import risk
+from papertrade.kit.time import now_ms
+from papertrade.models import CopyRelation, Portfolio, Wallet
+from papertrade.orders.pricing import Venue
+from tests.conftest import User
+from tests.copytrading.helpers import follow, leader_and_follower, position_qty, trades
+from tests.trading_api.helpers import market, set_price
+
+
+async def wallet_balance(user: User) -> Decimal:
+    body = (await user.get("/v1/user/wallet")).json()
+    assert body["balance"] == body["ledger_balance"]  # the wallet's ledger adds up
+    return Decimal(str(body["balance"]))
+
+
+async def portfolio_balance(user: User, portfolio_id: int) -> Decimal:
+    body = (await user.get(f"/v1/portfolios/{portfolio_id}")).json()
+    return Decimal(str(body["balance"]))
+
+
+async def copied_round_trip(
+    app: FastAPI, leader: User, follower: User
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """docs/social.md's worked example: 100 USDT at 10x at 50,000, closed at 51,000."""
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "BTCUSDT", "50000")
+    relation = await follow(
+        follower,
+        led["id"],
+        mine["id"],
+        mode="fixed_amount",
+        amount=100,
+        allocation=1000,
+        leverage=10,
+    )
+    await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
+    await trades(follower, relation["id"], 1)
+    await set_price(app, "BTCUSDT", "51000")
+    await market(leader, led["id"], "BTCUSDT", "sell", "0.01")
+    await trades(follower, relation["id"], 2)
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == 0
+    return led, mine, relation
+
+
+async def test_unfollow_settles_the_worked_example(app: FastAPI, user_factory: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    _, mine, relation = await copied_round_trip(app, leader, follower)
+    # 0.02 BTC × (51,000 − 50,000) = 20 USDT, less 0.5 + 0.51 taker fees: 18.99 net.
+    seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+    assert seen["cum_net_pnl"] == 18.99
+    before = await portfolio_balance(follower, mine["id"])
+    leader_before = await wallet_balance(leader)
+
+    ended = await follower.post(
+        f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": True}
+    )
+    assert ended.status_code == 200, ended.text
+    assert ended.json()["status"] == "ended" and ended.json()["end_reason"] == "unfollow"
+    assert ended.json()["hwm"] == 18.99 and ended.json()["fees_paid"] == 1.899
+
+    # 10 % of 18.99 above a mark of 0: 1.899 from the follower's portfolio to the leader's wallet.
+    assert await portfolio_balance(follower, mine["id"]) == before - Decimal("1.899")
+    assert await wallet_balance(leader) == leader_before + Decimal("1.899")
+    for side in (leader, follower):
+        (event,) = (await side.get("/v1/copy/settlements")).json()[:1]
+        assert event["relation_id"] == relation["id"]
+        assert (event["reason"], event["net_pnl"], event["hwm_before"]) == ("unfollow", 18.99, 0)
+        assert (event["hwm_after"], event["pct"], event["fee"]) == (18.99, 10, 1.899)
+    again = await follower.post(f"/v1/copy/relations/{relation['id']}/unfollow", json={})
+    assert again.status_code == 409 and again.json()["error"] == "copy_ended"
+
+
+async def test_weekly_job_settles_only_without_open_positions(
+    app: FastAPI, user_factory: Any
+) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine, relation = await copied_round_trip(app, leader, follower)
+    ctx = app.state.ctx
+    venue = Venue.of(ctx)
+    # A copied position is open again: the week rolls on.
+    await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
+    await trades(follower, relation["id"], 3)
+    await run_due(ctx, venue)
+    assert (await follower.get("/v1/copy/settlements")).json() == []
+    await market(leader, led["id"], "BTCUSDT", "sell", "0.01")  # flat again (no PnL: same mark)
+    await trades(follower, relation["id"], 4)
+    await run_due(ctx, venue)
+    (event,) = (await follower.get("/v1/copy/settlements")).json()
+    assert event["reason"] == "weekly" and event["hwm_before"] == 0
+    # At 51,000 the 100 USDT at 10x buy 0.019 BTC (floored to the step): two taker fees of
+    # 0.4845 on 969 USDT. Net PnL 18.99 − 0.969 = 18.021; 10 % is 1.8021.
+    assert (event["net_pnl"], event["fee"]) == (18.021, 1.8021)
+    async with ctx.db.reader() as session:
+        row = await session.get(CopyRelation, relation["id"])
+        assert row is not None and row.settled_week == week_start(row.settled_week + 1)
+    await run_due(ctx, venue)  # the same week: nothing more
+    assert len((await follower.get("/v1/copy/settlements")).json()) == 1
+    assert mine["id"] != led["id"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.decimals(min_value=-1000, max_value=1000, places=2), min_size=1, max_size=12),
+    st.decimals(min_value=0, max_value=30, places=1),
+)
+def test_fees_follow_the_high_water_mark(pnls: list[Decimal], pct: Decimal) -> None:
+    """Whatever the path of net PnL, the fees add up to pct of its highest point above 0 (to
+    the micro-USDT rounding of each settlement), and losses never refund a fee."""
+    hwm, paid = Decimal(0), Decimal(0)
+    for pnl in pnls:
+        share = rules.revenue_share(pnl, hwm, pct, Decimal(10**9))
+        assert share.fee >= 0 and share.hwm_after >= hwm
+        hwm, paid = share.hwm_after, paid + share.fee
+    peak = max([Decimal(0), *pnls])
+    assert hwm == peak
+    assert peak * pct / 100 - Decimal("0.000001") * len(pnls) <= paid <= peak * pct / 100
+
+
+async def test_settlements_move_money_never_create_it(app: FastAPI, user_factory: Any) -> None:
+    """Many settlements along a path of gains and losses: the follower's portfolio plus the
+    leader's wallet never changes, and each fee is what the rule says."""
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower, balance="50")
+    relation = await follow(follower, led["id"], mine["id"], mode="fixed_ratio", allocation=50)
+    ctx = app.state.ctx
+    path = ["10", "-5", "25.5", "25.5", "12", "80", "400", "1000"]  # the last ones outgrow 50 USDT
+    for pnl in path:
+        async with ctx.transaction() as uow:
+            row = await uow.session.get(CopyRelation, relation["id"], with_for_update=True)
+            assert row is not None
+            row.cum_net_pnl = Decimal(pnl)
+            hwm_before = row.hwm
+            balance = await portfolio_total(uow.session, mine["id"], leader.id)
+            settled = await copies.settle(uow, row, "weekly")
+        async with ctx.db.reader() as session:
+            assert await portfolio_total(session, mine["id"], leader.id) == balance
+            portfolio = await session.get(Portfolio, mine["id"])
+            assert portfolio is not None and portfolio.balance >= 0  # never past what it holds
+        expected = rules.revenue_share(Decimal(pnl), hwm_before, Decimal(10), Decimal(10**9))
+        assert settled.fee <= expected.fee and settled.hwm_after == expected.hwm_after
+    assert await wallet_balance(leader) + await portfolio_balance(follower, mine["id"]) == 50
+
+
+async def portfolio_total(session: Any, portfolio_id: int, leader_user_id: int) -> Decimal:
+    portfolio = await session.get(Portfolio, portfolio_id, populate_existing=True)
+    wallet = await session.scalar(
+        select(Wallet)
+        .where(Wallet.user_id == leader_user_id)
+        .execution_options(populate_existing=True)
+    )
+    return Decimal(portfolio.balance) + (wallet.balance if wallet is not None else Decimal(0))
+
+
+async def test_leader_stats_show_the_copies(app: FastAPI, user_factory: Any, anon: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, _, relation = await copied_round_trip(app, leader, follower)
+    terms = await leader.client.put(
+        f"/v1/copy/leaders/{led['id']}",
+        json={"profit_share_pct": 20},
+        headers=leader.write_headers(),
+    )
+    assert terms.status_code == 200 and terms.json()["profit_share_pct"] == 20
+    shown = await anon.get(f"/v1/copy/leaders/{led['id']}")  # no sign-in needed
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert (body["followers"], body["followers_pnl"], body["aum"]) == (1, 18.99, 1000)
+    assert body["win_rate"] == 1  # the leader's one close made money
+    assert body["roi_7d_pct"] is None  # not a week old yet
+    # The relation keeps the 10 % it was made with; new followers get 20 %.
+    seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+    assert seen["profit_share_pct"] == 10
+    await follower.post(f"/v1/copy/relations/{relation['id']}/unfollow", json={})
+    assert (await anon.get(f"/v1/copy/leaders/{led['id']}")).json()["followers"] == 0
+
+
+async def test_portfolio_stop_closes_ends_and_settles(app: FastAPI, user_factory: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "BTCUSDT", "50000")
+    relation = await follow(
+        follower,
+        led["id"],
+        mine["id"],
+        mode="fixed_amount",
+        amount=100,
+        allocation=1000,
+        leverage=10,
+        stop_pct=1,
+    )
+    await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
+    await trades(follower, relation["id"], 1)
+    ctx = app.state.ctx
+    assert (await run_due(ctx, Venue.of(ctx)))["stopped"] == 0  # −0.5 of fees: above 990
+    # 0.02 BTC × −1,000 = −20 unrealised: 1000 − 0.5 − 20 < 1000 × (1 − 1 %) = 990.
+    await set_price(app, "BTCUSDT", "49000")
+    await run_due(ctx, Venue.of(ctx))
+    ended = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+    assert (ended["status"], ended["end_reason"]) == ("ended", "stop")
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == 0
+    # The close realised −20 and paid 0.49 of fees: net −20.99; nothing to share.
+    (event,) = (await follower.get("/v1/copy/settlements")).json()
+    assert (event["reason"], event["net_pnl"], event["fee"]) == ("stop", -20.99, 0)
+
+
+async def test_funding_counts_in_the_copy_net_pnl(app: FastAPI, user_factory: Any) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "SOLUSDT", "100")
+    relation = await follow(
+        follower, led["id"], mine["id"], mode="multiplier", multiplier=1, allocation=1000
+    )
+    await market(leader, led["id"], "SOLUSDT", "buy", "2")
+    (copy,) = await trades(follower, relation["id"], 1)
+    after_fees = -copy["commission"]  # 2 × 100 × 0.05 % = 0.1
+    # A long pays a positive rate: 2 SOL × 100 × 0.01 % = 0.02 USDT.
+    await risk.settle_funding(app.state.ctx, "SOLUSDT", now_ms(), Decimal("0.0001"), Decimal(100))
+    for _ in range(200):
+        seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+        if seen["cum_net_pnl"] != after_fees:
+            break
+        await asyncio.sleep(0.05)
+    assert after_fees == -0.1 and seen["cum_net_pnl"] == -0.12

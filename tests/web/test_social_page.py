@@ -1,0 +1,89 @@
+"""The copying page in headless Chromium: start copying a public portfolio, see its fills
+copied, pause, resume, unfollow (the settlement shows), and cancel a subscription."""
+
+from playwright.async_api import Browser, Page, expect
+
+from tests.conftest import unique_email
+from tests.trading_api.helpers import set_price
+from tests.web.conftest import WebApp, call, new_context, sign_up_in_browser
+
+
+async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Browser) -> None:
+    leader_context = await new_context(browser, web)
+    leader = await leader_context.new_page()
+    await sign_up_in_browser(leader, unique_email("leader"))
+    led = await call(
+        leader,
+        "POST",
+        "/v1/portfolios",
+        {"name": "lead", "visibility": "public", "initial_balance": "10000"},
+    )
+    await sign_up_in_browser(page, unique_email("copier"))
+    mine = await call(page, "POST", "/v1/portfolios", {"name": "copies"})
+    await page.goto(f"/p/{led['code']}")  # the leader's public page
+    await expect(page.locator("#copy-followers")).to_have_text("0")
+    await expect(page.locator("#copy-share")).to_have_text("10 %")
+    await page.click("#copy-link")
+    await page.wait_for_url(f"**/app/social?leader={led['id']}")
+    await expect(page.locator("#copies-empty")).to_be_visible()
+    await expect(page.locator("#follow-leader")).to_have_value(str(led["id"]))
+
+    await page.select_option("#follow-portfolio", str(mine["id"]))
+    await page.select_option("#follow-mode", "fixed_amount")
+    await page.fill("#follow-size", "5")  # refused: allocation missing first
+    await page.click("#follow-form button[type=submit]")
+    await expect(page.locator("#follow-form .form-error")).not_to_be_empty()
+    await page.fill("#follow-allocation", "1000")
+    await page.click("#follow-form button[type=submit]")
+    row = page.locator("#copies-table tbody tr").first
+    await expect(row.locator(".copy-status")).to_have_text("active")
+
+    await set_price(web.app, "BTCUSDT", "50000")
+    buy = {"symbol": "BTCUSDT", "side": "buy", "type": "market", "quantity": "0.002"}
+    await call(leader, "POST", "/v1/order", {"portfolio_id": led["id"], **buy})
+    # 5 USDT of margin at the leader's 20x is 100 USDT of BTC at 50,000: 0.002 BTC.
+    relation = (await call(page, "GET", "/v1/copy/relations"))[0]
+    for _ in range(100):
+        trades = await call(page, "GET", f"/v1/copy/relations/{relation['id']}/trades")
+        if trades:
+            break
+        await page.wait_for_timeout(50)
+    assert trades[0]["status"] == "copied" and trades[0]["quantity"] == 0.002
+
+    await row.locator("text=Pause").click()
+    await expect(row.locator(".copy-status")).to_have_text("paused")
+    await row.locator("text=Resume").click()
+    await expect(row.locator(".copy-status")).to_have_text("active")
+    await row.locator("text=Unfollow").click()
+    await page.locator("dialog button[value=ok]").click()
+    await expect(row.locator(".copy-status")).to_have_text("ended")
+    settlement = page.locator("#shares-table tbody tr").first
+    await expect(settlement).to_contain_text("unfollow")
+
+    await page.goto(f"/p/{led['code']}")
+    await expect(page.locator("#copy-pnl")).not_to_have_text("—")
+    await page.click("#subscribe-free")
+    await expect(page.locator("#subscribe-note")).to_contain_text("Subscribed")
+    await page.click("text=Copying")
+    await page.wait_for_url("**/app/social")
+    sub = page.locator("#subs-table tbody tr").first
+    await expect(sub.locator(".sub-status")).to_have_text("active")
+    await sub.locator("text=Cancel").click()
+    await expect(sub.locator(".sub-status")).to_have_text("cancelled")
+    await leader_context.close()
+
+
+async def test_comment_threads_on_the_public_page(page: Page, web: WebApp) -> None:
+    await sign_up_in_browser(page, unique_email("talker"))
+    room = await call(page, "POST", "/v1/portfolios", {"name": "room", "visibility": "public"})
+    await page.goto(f"/p/{room['code']}")
+    await page.fill("#comment-text", "<b>not bold</b>")
+    await page.click("#comment-form button[type=submit]")
+    first = page.locator("#comment-list > li").first
+    await expect(first).to_contain_text("<b>not bold</b>")  # shown as written, not as HTML
+    assert await first.locator("b").count() == 0
+    await first.locator("text=Reply").click()
+    await expect(page.locator("#comment-label")).to_contain_text("Reply to comment")
+    await page.fill("#comment-text", "a reply")
+    await page.click("#comment-form button[type=submit]")
+    await expect(first.locator(".replies li")).to_contain_text("a reply")
