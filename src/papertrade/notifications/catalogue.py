@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from papertrade.kit.decimals import money_text, plain
+from papertrade.notifications.area_kinds import AREA_KINDS
 from papertrade.notifications.kinds import Channels, Kind, Message
 from papertrade.outbox.store import StoredEvent
 from papertrade.tg.text import cornix_block
@@ -139,7 +140,7 @@ MARKET_ALERT = Kind(
     Channels(inbox=True, telegram=True, email=False),
 )
 
-KINDS: tuple[Kind, ...] = (FILL, LIQUIDATION, FUNDING, SIGNAL, SYSTEM, MARKET_ALERT)
+KINDS: tuple[Kind, ...] = (FILL, LIQUIDATION, FUNDING, SIGNAL, SYSTEM, MARKET_ALERT, *AREA_KINDS)
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 # outbox event type → the kind (and its renderer) that turns it into a notification
 BY_EVENT: dict[str, Kind] = {event_type: kind for kind in KINDS for event_type in kind.renderers}

@@ -32,15 +32,19 @@ async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
     for event in events:
         kind = BY_EVENT.get(event.type)
         owner = owners.get(event.portfolio_id) if event.portfolio_id is not None else None
-        if kind is None or owner is None:  # not ours, or its portfolio was deleted since
+        named = kind.recipients.get(event.type) if kind is not None else None
+        if kind is None or (named is None and owner is None):  # not ours, or portfolio deleted
             continue
         message = kind.renderers[event.type](event)
         if message is None:
             continue
-        user_id, portfolio_name = owner
-        data = {**message.data, "portfolio_name": portfolio_name}
-        message = replace(message, data=data)
-        pending.append(service.Pending(user_id, kind.name, message, event.portfolio_id, event.id))
+        if owner is not None:
+            message = replace(message, data={**message.data, "portfolio_name": owner[1]})
+        readers = named(event) if named is not None else [owner[0]] if owner else []
+        pending.extend(
+            service.Pending(user_id, kind.name, message, event.portfolio_id, event.id)
+            for user_id in readers
+        )
     await service.deliver(uow, pending)
 
 

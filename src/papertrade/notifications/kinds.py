@@ -5,7 +5,7 @@ own kind by declaring a `Kind` with renderers for its durable events and adding 
 `catalogue.py`; the inbox consumer, the preferences and the API pick it up from there.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,10 +32,15 @@ class Message:
     body: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
     telegram: str | None = None  # HTML for Telegram when it differs (a Cornix signal block)
+    # The channels its source allows (a subscription's own choice); None: whatever the user
+    # chose for the kind. The user's choice still applies: a channel must be in both.
+    channels: frozenset[str] | None = None
 
 
 # None: this event is not worth telling the user about (e.g. an order that only rests).
 Render = Callable[[StoredEvent], Message | None]
+# Who is told of an event, by user id; without one, the owner of the event's portfolio is.
+Recipients = Callable[[StoredEvent], Iterable[int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,3 +49,14 @@ class Kind:
     description: str
     defaults: Channels
     renderers: Mapping[str, Render] = field(default_factory=dict)  # outbox event type → text
+    recipients: Mapping[str, Recipients] = field(default_factory=dict)  # outbox event type → who
+
+
+def users(*fields: str) -> Recipients:
+    """The users named by `fields` of the event's data (None and repeats left out)."""
+
+    def named(event: StoredEvent) -> Iterable[int]:
+        found = (event.data.get(name) for name in fields)
+        return dict.fromkeys(int(user) for user in found if user is not None)
+
+    return named

@@ -127,7 +127,10 @@ async def deliver(uow: AsyncWork, pending: Sequence[Pending]) -> int:
     if not pending:
         return 0
     chosen = await channels_of(uow.session, (p.user_id for p in pending), (p.kind for p in pending))
-    routes = [chosen.get((p.user_id, p.kind), BY_NAME[p.kind].defaults) for p in pending]
+    routes = [
+        _allowed(chosen.get((p.user_id, p.kind), BY_NAME[p.kind].defaults), p.message.channels)
+        for p in pending
+    ]
     now = uow.now()
     boxed = [p for p, channels in zip(pending, routes, strict=True) if channels.inbox]
     rows = [
@@ -170,6 +173,17 @@ async def deliver(uow: AsyncWork, pending: Sequence[Pending]) -> int:
     if to_email:
         await mail_service.queue_notifications(uow, to_email)
     return len(rows)
+
+
+def _allowed(chosen: Channels, allowed: frozenset[str] | None) -> Channels:
+    """The user's channels for a kind, within those the message's source allows."""
+    if allowed is None:
+        return chosen
+    return Channels(
+        inbox=chosen.inbox and "inbox" in allowed,
+        telegram=chosen.telegram and "telegram" in allowed,
+        email=chosen.email and "email" in allowed,
+    )
 
 
 async def notify_many(

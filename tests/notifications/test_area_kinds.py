@@ -1,0 +1,107 @@
+"""The other areas' durable events reach the people they concern through the inbox: a comment
+its portfolio's owner, a reply the author replied to, a skipped copy its follower, a
+subscription signal its subscriber on the subscription's channels, a feedback answer its
+sender."""
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from papertrade.config import Settings
+from papertrade.feedback import operator
+from papertrade.notifications import service
+from papertrade.notifications.kinds import Message
+from tests.conftest import User
+from tests.copytrading.helpers import follow, leader_and_follower, trades
+from tests.notifications.helpers import inbox, wait_for_inbox
+from tests.trading_api.helpers import market, set_price
+
+
+async def posted(user: User, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = await user.post(path, json=body)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+async def test_a_comment_tells_the_owner_and_a_reply_tells_the_author_replied_to(
+    app: FastAPI, user_factory: Any
+) -> None:
+    owner: User = await user_factory()
+    fan: User = await user_factory()
+    pid = (await owner.portfolio(name="talk", visibility="public"))["id"]
+    first = await posted(fan, "/v1/comments", {"portfolio_id": pid, "text": "nice"})
+    (told,) = await wait_for_inbox(owner, 1, kind="comment")
+    assert (told["title"], told["data"]["comment_id"]) == ("New comment", first["id"])
+    assert told["body"] == f"Comment #{first['id']} on portfolio #{pid}."
+
+    reply = await posted(
+        owner, "/v1/comments", {"portfolio_id": pid, "text": "thanks", "parent_id": first["id"]}
+    )
+    (answered,) = await wait_for_inbox(fan, 1, kind="comment")
+    assert (answered["title"], answered["data"]["comment_id"]) == ("New reply", reply["id"])
+    # The owner wrote the reply: nobody tells them of their own words.
+    assert len((await inbox(owner, kind="comment"))["notifications"]) == 1
+
+
+async def test_a_copy_skipped_for_the_symbol_list_tells_the_follower_why(
+    app: FastAPI, user_factory: Any
+) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "ETHUSDT", "3000")
+    relation = await follow(
+        follower, led["id"], mine["id"], mode="fixed_ratio", allocation=1000, symbols=["BTCUSDT"]
+    )
+    await market(leader, led["id"], "ETHUSDT", "buy", "0.1")
+    (row,) = await trades(follower, relation["id"], 1)
+    assert row["reason"] == "symbol"
+    (told,) = await wait_for_inbox(follower, 1, kind="copy")
+    assert told["title"] == "Copy skipped: ETHUSDT"
+    assert told["body"].startswith("A ETHUSDT trade of the leader was not copied: symbol.")
+    assert told["data"]["relation_id"] == relation["id"]
+    assert (await inbox(leader, kind="copy"))["notifications"] == []
+
+
+async def test_a_free_subscription_signal_goes_to_the_inbox_only(
+    app: FastAPI, user_factory: Any
+) -> None:
+    owner: User = await user_factory()
+    fan: User = await user_factory()
+    pid = (await owner.portfolio(name="signals", visibility="public"))["id"]
+    subscription = await posted(fan, "/v1/subscribe", {"portfolio_id": pid})
+    await set_price(app, "BTCUSDT", "50000")
+    await market(owner, pid, "BTCUSDT", "buy", "0.002")
+    await market(owner, pid, "BTCUSDT", "sell", "0.002")  # free tier: closed trades only
+    told, welcomed = await wait_for_inbox(fan, 2, kind="subscription")  # newest first
+    assert told["title"] == "Signal: BTCUSDT close"
+    assert told["body"] == "signals closed 0.002 BTCUSDT at 50000."
+    assert welcomed["title"] == "Subscription subscribed"
+    assert welcomed["body"] == f"Your subscription #{subscription['id']} is active (subscribed)."
+    assert len((await inbox(fan, kind="subscription"))["notifications"]) == 2  # not the open
+
+
+async def test_a_source_that_allows_no_inbox_keeps_the_message_out_of_it(
+    user: User, app: FastAPI
+) -> None:
+    # A paid subscription may choose Telegram alone: its signals then stay out of the inbox,
+    # whatever the user's own choice for the kind.
+    only_telegram = Message("Signal: ETHUSDT long", channels=frozenset({"telegram"}))
+    inbox_too = Message("Signal: ETHUSDT close", channels=frozenset({"inbox", "telegram"}))
+    async with app.state.ctx.transaction() as uow:
+        await service.notify_many(uow, [user.id], "subscription", only_telegram)
+        await service.notify_many(uow, [user.id], "subscription", inbox_too)
+    listed = (await inbox(user, kind="subscription"))["notifications"]
+    assert [n["title"] for n in listed] == ["Signal: ETHUSDT close"]
+
+
+async def test_an_operators_answer_to_feedback_reaches_the_senders_inbox(
+    user: User, app: FastAPI, settings: Settings
+) -> None:
+    sent = await posted(user, "/v1/feedback", {"category": "idea", "text": "dark mode"})
+    assert await operator.answer(settings, sent["id"], by="ops", text="Shipped today") == (
+        f"feedback #{sent['id']} answered by ops"
+    )
+    (told,) = await wait_for_inbox(user, 1, kind="feedback")
+    assert told["title"] == f"Your feedback #{sent['id']} was answered"
+    assert told["body"] == "Shipped today"
