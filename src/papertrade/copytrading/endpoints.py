@@ -56,7 +56,10 @@ def render(relation: CopyRelation, user_id: int) -> RelationRead:
 async def follow(body: RelationCreate, principal: Writer, ctx: Ctx) -> RelationRead:
     """Copy a public portfolio into one of mine; only its fills from now on are copied."""
     async with ctx.transaction() as uow:
-        return render(await service.follow(uow, principal, body), principal.user_id)
+        relation = await service.follow(
+            uow, principal, body, enforce_tier=ctx.settings.tiers_enforced
+        )
+        return render(relation, principal.user_id)
 
 
 @router.get("/copy/relations", response_model=list[RelationRead])

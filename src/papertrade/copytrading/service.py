@@ -28,6 +28,7 @@ from papertrade.orders import service as orders
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolios
+from papertrade.tiers import limits
 from papertrade.trading.enums import Action, LedgerKind, OrderType
 from papertrade.trading.errors import TradingRuleError
 from papertrade.uow import AsyncWork
@@ -60,10 +61,14 @@ async def public_portfolio(session: AsyncSession, portfolio_id: int) -> Portfoli
     return leader
 
 
-async def follow(uow: AsyncWork, principal: Principal, body: RelationCreate) -> CopyRelation:
+async def follow(
+    uow: AsyncWork, principal: Principal, body: RelationCreate, *, enforce_tier: bool = True
+) -> CopyRelation:
     session = uow.session
     leader = await public_portfolio(session, body.leader_portfolio_id)
     mine = await portfolios.get_owned(session, principal, body.portfolio_id, for_update=True)
+    if enforce_tier:  # the follower's leaders and the leader's followers (tier_limit)
+        await limits.check_copy(session, principal.user_id, leader.user_id, uow.now())
     if mine.id == leader.id:
         raise Conflict("A portfolio cannot copy itself.", code="copy_invalid")
     live = select(CopyRelation).where(CopyRelation.status != ENDED)

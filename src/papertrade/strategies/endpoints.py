@@ -51,6 +51,7 @@ async def create_strategy(body: StrategyCreate, principal: Writer, ctx: Ctx) -> 
             description=body.description,
             source=body.source,
             visibility=body.visibility,
+            enforce_tier=ctx.settings.tiers_enforced,
         )
         read = StrategyRead.model_validate(strategy).model_dump()
     return StrategyWithSource(**read, source=version.source)

@@ -10,6 +10,7 @@ from papertrade.errors import NotFound
 from papertrade.models import Strategy, StrategyDeployment, StrategyVersion
 from papertrade.models.strategy import id_from_code
 from papertrade.strategies.validate import summarize
+from papertrade.tiers import limits
 from papertrade.uow import AsyncWork
 
 
@@ -26,8 +27,12 @@ async def create(
     description: str,
     source: str,
     visibility: str,
+    enforce_tier: bool = True,
 ) -> tuple[Strategy, StrategyVersion]:
+    """A new strategy with its source as version 1; refused past the user's tier (tier_limit)."""
     summary = summarize(kind, source)  # before anything is written: a bad source saves nothing
+    if enforce_tier:
+        await limits.check_strategies(uow.session, user_id, uow.now(), kind)
     strategy = Strategy(
         user_id=user_id,
         kind=kind,

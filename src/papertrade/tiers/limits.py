@@ -1,12 +1,12 @@
 """Which tier a user is on, and the limits checked at the one place each object is created
-(portfolios.service.create, portfolios.credentials.create_webhook_token). Imports no service, so
-that those can import it."""
+(portfolios.service.create, portfolios.credentials.create_webhook_token, strategies.service.create,
+copytrading.service.follow). Imports no service, so that those can import it."""
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.errors import Forbidden
-from papertrade.models import Membership, Portfolio, User, WebhookToken
+from papertrade.models import CopyRelation, Membership, Portfolio, Strategy, User, WebhookToken
 from papertrade.tiers.table import FREE, TIERS, Tier, next_up
 
 
@@ -68,6 +68,42 @@ async def check_webhook_tokens(session: AsyncSession, user_id: int, now: int) ->
     )
     if (count or 0) >= tier.webhook_tokens:
         raise _refuse(tier, "webhook_tokens", "webhook tokens", tier.webhook_tokens)
+
+
+async def check_strategies(session: AsyncSession, user_id: int, now: int, kind: str) -> None:
+    """Refuse a new strategy past the tier's count (deleted ones do not count), and a Python
+    strategy on a tier without them."""
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    tier = await tier_of(session, user_id, now)
+    if kind == "python" and not tier.python_strategies:
+        upgrade = next_up(tier)
+        hint = f" Upgrade to {upgrade.name} under /v1/launch/tiers." if upgrade else ""
+        raise TierLimit(f"The {tier.name} tier has no Python strategies (DSL only).{hint}")
+    count = await session.scalar(
+        select(func.count(Strategy.id)).where(
+            Strategy.user_id == user_id, Strategy.deleted_at.is_(None)
+        )
+    )
+    if (count or 0) >= tier.strategies:
+        raise _refuse(tier, "strategies", "strategies", tier.strategies)
+
+
+async def check_copy(session: AsyncSession, follower_id: int, leader_id: int, now: int) -> None:
+    """Refuse a new copy relation past the follower's leaders or the leader's followers (relations
+    that have not ended). Both users' rows are locked, in id order."""
+    for user_id in sorted({follower_id, leader_id}):
+        await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    live = select(func.count(CopyRelation.id)).where(CopyRelation.status != "ended")
+    tier = await tier_of(session, follower_id, now)
+    following = await session.scalar(live.where(CopyRelation.follower_user_id == follower_id))
+    if (following or 0) >= tier.leaders_followed:
+        raise _refuse(tier, "leaders_followed", "leaders followed", tier.leaders_followed)
+    leads = await tier_of(session, leader_id, now)
+    followers = await session.scalar(live.where(CopyRelation.leader_user_id == leader_id))
+    if (followers or 0) >= leads.followers:
+        raise TierLimit(
+            f"This leader has the {leads.followers} followers their {leads.name} tier allows."
+        )
 
 
 async def check_webhook_in_limit(
