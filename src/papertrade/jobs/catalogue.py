@@ -7,6 +7,7 @@ from papertrade.chain import jobs as chain_jobs
 from papertrade.copytrading import jobs as copy_jobs
 from papertrade.engine import jobs as engine_jobs
 from papertrade.inbound import jobs as inbound_jobs
+from papertrade.jobs import housekeeping
 from papertrade.jobs.declare import Job
 from papertrade.live import jobs as live_jobs
 from papertrade.notifications import jobs as notification_jobs
@@ -17,6 +18,7 @@ from papertrade.tg import jobs as telegram_jobs
 
 JOBS: tuple[Job[...], ...] = (
     *engine_jobs.JOBS,
+    *housekeeping.JOBS,
     *strategies_jobs.JOBS,
     *notification_jobs.JOBS,
     *telegram_jobs.JOBS,
