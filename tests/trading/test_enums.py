@@ -42,6 +42,8 @@ S = OrderStatus
                 "tier_payment",
                 "tier_refund",
                 "operator_credit",
+                "profit_share",
+                "subscription",
             ],
         ),
     ],

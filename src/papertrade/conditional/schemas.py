@@ -21,12 +21,20 @@ class ConditionalCreate(StrictInput):
     side: Literal["buy", "sell"]
     type: ConditionalKind
     trigger_price: Decimal | None = Field(
-        default=None, gt=0, le=Decimal(10) ** 10, description="Not for trailing stops."
+        default=None,
+        gt=0,
+        le=Decimal(10) ** 10,
+        decimal_places=8,
+        description="Not for trailing stops.",
     )
     price: Decimal | None = Field(
-        default=None, gt=0, le=Decimal(10) ** 10, description="Limit price of stop / take_profit."
+        default=None,
+        gt=0,
+        le=Decimal(10) ** 10,
+        decimal_places=8,
+        description="Limit price of stop / take_profit.",
     )
-    quantity: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 12)
+    quantity: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 12, decimal_places=8)
     close_position: bool = Field(
         default=False, description="Close the whole position when it triggers (no quantity)."
     )
@@ -36,9 +44,15 @@ class ConditionalCreate(StrictInput):
     )
     price_protect: bool = False
     callback_rate: Decimal | None = Field(
-        default=None, ge=Decimal("0.1"), le=10, description="Trailing stops: percent, 0.1 to 10."
+        default=None,
+        ge=Decimal("0.1"),
+        le=10,
+        decimal_places=4,
+        description="Trailing stops: percent, 0.1 to 10.",
     )
-    activation_price: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 10)
+    activation_price: Decimal | None = Field(
+        default=None, gt=0, le=Decimal(10) ** 10, decimal_places=8
+    )
     time_in_force: Literal["GTC", "IOC", "FOK", "GTX"] = "GTC"
     client_order_id: str | None = Field(
         default=None, min_length=1, max_length=36, pattern=r"^[\.A-Z\:/a-z0-9_-]{1,36}$"
@@ -92,9 +106,17 @@ def read(row: ConditionalOrder) -> ConditionalRead:
 
 class PositionTpSl(StrictInput):
     take_profit: Decimal | None = Field(
-        default=None, gt=0, le=Decimal(10) ** 10, description="Trigger price; none: no TP."
+        default=None,
+        gt=0,
+        le=Decimal(10) ** 10,
+        decimal_places=8,
+        description="Trigger price; none: no TP.",
     )
     stop_loss: Decimal | None = Field(
-        default=None, gt=0, le=Decimal(10) ** 10, description="Trigger price; none: no SL."
+        default=None,
+        gt=0,
+        le=Decimal(10) ** 10,
+        decimal_places=8,
+        description="Trigger price; none: no SL.",
     )
     working_price: Literal["mark", "last"] = "mark"

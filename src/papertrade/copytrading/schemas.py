@@ -15,20 +15,34 @@ class RelationCreate(StrictInput):
     leader_portfolio_id: Id = Field(description="The public portfolio to copy.")
     portfolio_id: Id = Field(description="One of my portfolios, where the copies go.")
     mode: Mode
-    allocation: Decimal = Field(ge=10, le=200_000, description="USDT put behind this copy.")
-    amount: Decimal | None = Field(
-        default=None, gt=0, le=200_000, description="fixed_amount: margin per copied order."
+    allocation: Decimal = Field(
+        ge=10, le=200_000, decimal_places=6, description="USDT put behind this copy."
     )
-    multiplier: Decimal | None = Field(default=None, ge=Decimal("0.1"), le=10)
+    amount: Decimal | None = Field(
+        default=None,
+        gt=0,
+        le=200_000,
+        decimal_places=6,
+        description="fixed_amount: margin per copied order.",
+    )
+    multiplier: Decimal | None = Field(default=None, ge=Decimal("0.1"), le=10, decimal_places=4)
     leverage: int | Literal["follow"] = Field(
         default="follow", description='"follow" the leader, or a fixed leverage 1-125.'
     )
-    max_order_margin: Decimal | None = Field(default=None, gt=0, le=200_000)
+    max_order_margin: Decimal | None = Field(default=None, gt=0, le=200_000, decimal_places=6)
     stop_pct: Decimal | None = Field(
-        default=None, gt=0, lt=100, description="Portfolio stop: end the copy at this % loss."
+        default=None,
+        gt=0,
+        lt=100,
+        decimal_places=4,
+        description="Portfolio stop: end the copy at this % loss.",
     )
     slippage_pct: Decimal | None = Field(
-        default=None, gt=0, le=Decimal("1.5"), description="Lower the slippage cap on opens."
+        default=None,
+        gt=0,
+        le=Decimal("1.5"),
+        decimal_places=4,
+        description="Lower the slippage cap on opens.",
     )
     symbols: list[str] = Field(default_factory=list, max_length=50)
 
@@ -50,7 +64,7 @@ class Unfollow(StrictInput):
 
 
 class LeaderTerms(StrictInput):
-    profit_share_pct: Decimal = Field(ge=0, le=30)
+    profit_share_pct: Decimal = Field(ge=0, le=30, decimal_places=4)
 
 
 class LeaderRead(Schema):

@@ -29,12 +29,14 @@ class OrderCreate(StrictInput):
         default=None,
         gt=0,
         le=Decimal(10) ** 10,
+        decimal_places=8,
         description="Attach a take-profit: closes the position at market when the mark reaches it.",
     )
     stop_loss: Decimal | None = Field(
         default=None,
         gt=0,
         le=Decimal(10) ** 10,
+        decimal_places=8,
         description="Attach a stop-loss: closes the position at market when the mark reaches it.",
     )
 

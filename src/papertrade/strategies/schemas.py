@@ -66,9 +66,11 @@ class BacktestCreate(StrictInput):
     timeframe: Timeframe | None = Field(default=None, description="Default: the source's.")
     start: int = Field(ge=0, le=10**14, description="ms since the epoch (first bar's open)")
     end: int = Field(ge=0, le=10**14, description="ms since the epoch (exclusive)")
-    initial_balance: Decimal = Field(default=Decimal(10_000), gt=0, le=Decimal(10**12))
-    taker_fee_rate: Decimal | None = Field(default=None, ge=0, le=Decimal("0.01"))
-    maker_fee_rate: Decimal | None = Field(default=None, ge=0, le=Decimal("0.01"))
+    initial_balance: Decimal = Field(
+        default=Decimal(10_000), gt=0, le=Decimal(10**12), decimal_places=6
+    )
+    taker_fee_rate: Decimal | None = Field(default=None, ge=0, le=Decimal("0.01"), decimal_places=8)
+    maker_fee_rate: Decimal | None = Field(default=None, ge=0, le=Decimal("0.01"), decimal_places=8)
 
 
 class BacktestRead(Schema):

@@ -48,7 +48,10 @@ class SubscriptionChange(StrictInput):
 
 class PriceBody(StrictInput):
     price: Decimal = Field(
-        ge=0, le=100_000, description="USDT per 30 days for the paid tier; 0: free tier only."
+        ge=0,
+        le=100_000,
+        decimal_places=6,
+        description="USDT per 30 days for the paid tier; 0: free tier only.",
     )
 
 

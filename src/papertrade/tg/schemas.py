@@ -33,6 +33,7 @@ class TelegramSignalSettings(StrictInput):
         default=Decimal(5),
         gt=0,
         le=100,
+        decimal_places=4,
         description="Margin per signal, in percent of equity (times the leverage: notional).",
     )
 
