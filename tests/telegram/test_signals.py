@@ -81,10 +81,10 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
         user, pid = await _bound(app, fake, 1001)
         await set_price(app, "BTCUSDT", "67000")
         reply = await _post(app, fake, 1001, "⚡⚡ " + BLOCK)
-        assert "executed" in reply and "stop 66000 is noted" in reply
+        assert "executed" in reply and "stop-loss 66000 placed" in reply
         (signal,) = await _signals(user, pid)
         assert signal["source"] == "tg" and signal["status"] == "executed"
-        assert signal["parsed"]["stop"] == ["66000"] and signal["parsed"]["tp"] == [
+        assert signal["parsed"]["stop"] == ["66000"] and signal["parsed"]["take_profits"] == [
             "68000",
             "69000",
         ]

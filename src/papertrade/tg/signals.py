@@ -1,11 +1,10 @@
 """Telegram as a signal source: a bound user's Cornix-style message trades the portfolio they
 chose, with the `tv` source's order path (webhooks/execute.py → orders.service.place_one),
-staleness rule and signal history (`source: "tg"`).
+staleness rule and signal history (`source: "tg"`). Its stop and take-profits become real
+conditional orders once the entry is placed (tg/exits.py).
 
 The update_id is the de-duplication key (Telegram re-delivers an update it got no 2xx for, and
 a retried job must not trade twice): it is held 24 hours like an alert's idempotency key.
-The stop is checked (it tells long from short) and kept in the history, but not placed: this
-paper market has no stop orders.
 """
 
 import hashlib
@@ -23,7 +22,7 @@ from papertrade.kit.time import now_ms
 from papertrade.models import Signal, SignalDedupe
 from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolio_service
-from papertrade.tg import cornix, text
+from papertrade.tg import cornix, exits, text
 from papertrade.trading.errors import TradingRuleError
 from papertrade.webhooks import command as commands
 from papertrade.webhooks.events import (
@@ -91,9 +90,8 @@ def _at_or_better(signal: cornix.CornixSignal, mark: Decimal | None) -> bool:
 def _fields(
     signal: cornix.CornixSignal, size_percent: Decimal, mark: Decimal | None
 ) -> dict[str, Any]:
-    """The signal as `tv` fields. At or better than the entry it enters at market with its
-    take-profits (resting reduce-only limits); otherwise it rests as a limit at the entry, and
-    the take-profits (which need a filled entry here) are kept in the history only."""
+    """The entry as `tv` fields: at market when the price is at or better than the entry,
+    otherwise a limit resting at the entry. The exits are placed by tg/exits.py."""
     fields: dict[str, Any] = {
         "symbol": signal.symbol,
         "action": signal.side,
@@ -106,8 +104,6 @@ def _fields(
         fields["leverage"] = signal.leverage
     if not _at_or_better(signal, mark):
         fields["order_type"] = "limit"
-    elif signal.take_profits:
-        fields["tp"] = [plain(p) for p in signal.take_profits]
     return fields
 
 
@@ -174,14 +170,19 @@ async def receive(ctx: AppContext, source: Source, body: str) -> str:
             session.add(SignalDedupe(key=key, signal_id=signal.id, expires_at=now_ms() + DEDUPE_MS))
             await session.flush()  # a second run of the same update fails here
             announce(uow, signal, SignalReceived)
-            outcome = await execute(uow, Venue.of(ctx), principal, portfolio, cmds)
+            venue = Venue.of(ctx)
+            outcome = await execute(uow, venue, principal, portfolio, cmds)
+            if parsed_signal is not None and outcome.orders:
+                placed = await exits.place(uow, venue, principal, parsed_signal, outcome.orders[0])
+                outcome.notes += placed.notes
             signal.order_ids = [o.id for o in outcome.orders + outcome.canceled]
             signal.status = "executed" if outcome.did_something else "ignored"
             summary = "; ".join(
                 f"{o.side} {plain(o.quantity)} {o.symbol} {o.type}: {o.status}"
                 for o in outcome.orders
             )
-            signal.msg = (summary or "; ".join(outcome.notes) or "Nothing to do.")[:1000]
+            said = "; ".join(part for part in (summary, *outcome.notes) if part)
+            signal.msg = (said or "Nothing to do.")[:1000]
             signal.processed_at = now_ms()
             kind: type[SignalEvent] = SignalExecuted if outcome.did_something else SignalIgnored
             announce(uow, signal, kind)
@@ -201,10 +202,4 @@ async def receive(ctx: AppContext, source: Source, body: str) -> str:
         return await _record(ctx, source, body, "rejected", error, parsed)
     except PapertradeError as exc:
         return await _record(ctx, source, body, "rejected", exc, parsed)
-    reply = f"Signal {signal.id} {signal.status}: {text.escape(signal.msg)}"
-    if parsed_signal is not None:
-        reply += (
-            f"\nThe stop {plain(parsed_signal.stops[0])} is noted, not placed (no stop orders "
-            f"here): send 'close {parsed_signal.symbol}' when it triggers."
-        )
-    return reply
+    return f"Signal {signal.id} {signal.status}: {text.escape(signal.msg)}"

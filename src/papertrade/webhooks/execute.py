@@ -380,23 +380,40 @@ async def _stop_loss(
     """A STOP_MARKET that closes the whole position when the last price reaches sl."""
     trigger = _check_stop_loss(s, leg, quantity)
     after = s.current + leg.side.sign * quantity
-    stop = await conditional_service.place_in(
-        uow,
-        venue,
-        principal,
-        PlaceConditional(
-            portfolio_id=portfolio_id,
-            symbol=s.cmd.symbol,
-            side=Side.SELL if after > 0 else Side.BUY,
-            type=ConditionalType.STOP_MARKET,
-            trigger_price=trigger,
-            close_position=True,
-            working_type=WorkingType.MARK_PRICE,  # the price sl was checked against
-            source="webhook",
-        ),
+    stop = await place_stop_loss(
+        uow, venue, principal, portfolio_id, s.cmd.symbol, after > 0, trigger, "webhook"
     )
     outcome.stops.append(stop)
     outcome.notes.append(
         f"stop-loss {trigger.normalize():f} placed (conditional order {stop.id}, closes the "
         f"{s.cmd.symbol} position)"
+    )
+
+
+async def place_stop_loss(
+    uow: AsyncWork,
+    venue: Venue,
+    principal: Principal,
+    portfolio_id: int,
+    symbol: str,
+    long: bool,
+    trigger: Decimal,
+    source: str,
+) -> ConditionalOrder:
+    """The stop-loss every signal source places: a close-position STOP_MARKET watching the mark
+    (the price a signal's stop is checked against), so it closes whatever the position is."""
+    return await conditional_service.place_in(
+        uow,
+        venue,
+        principal,
+        PlaceConditional(
+            portfolio_id=portfolio_id,
+            symbol=symbol,
+            side=Side.SELL if long else Side.BUY,
+            type=ConditionalType.STOP_MARKET,
+            trigger_price=trigger,
+            close_position=True,
+            working_type=WorkingType.MARK_PRICE,
+            source=source,
+        ),
     )
