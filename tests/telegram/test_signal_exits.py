@@ -6,10 +6,12 @@ from decimal import Decimal
 from typing import Any
 
 from papertrade.config import Settings
+from papertrade.tg.exits import split
 from tests.conditional.helpers import wait_for_conditional
 from tests.conftest import User
 from tests.telegram.helpers import telegram_app as telegram_app_for
 from tests.telegram.test_signals import BLOCK, _bound, _post, _signals
+from tests.trading.conftest import BTC
 from tests.trading_api.helpers import positions, set_price
 
 
@@ -103,3 +105,22 @@ async def test_a_signal_whose_stop_the_price_has_passed_is_refused(
         assert "not executed (rejected)" in reply and "already past it" in reply
         assert await positions(user, pid) == {}
         assert await _exits(user, pid) == []
+
+
+async def test_a_target_the_price_has_passed_is_not_placed(isolated_settings: Settings) -> None:
+    async with telegram_app_for(isolated_settings) as (app, fake):
+        user, pid = await _bound(app, fake, 1104)
+        await set_price(app, "BTCUSDT", "68500")  # past the first target: the entry rests
+        reply = await _post(app, fake, 1104, BLOCK)
+        assert "1 take-profit(s) already passed by the price, not placed" in reply
+        stop, tp = await _exits(user, pid, "open")
+        assert stop["type"] == "stop_market"
+        # the whole entry (1.492 at the 67000 limit) on the one target left
+        assert (tp["trigger_price"], Decimal(str(tp["quantity"]))) == (69000, Decimal("1.492"))
+
+
+def test_the_split_floors_to_the_step_and_puts_the_remainder_last() -> None:
+    btc = BTC  # lot step and minimum 0.001
+    assert split(Decimal("1.000"), 3, btc) == [Decimal("0.333"), Decimal("0.333"), Decimal("0.334")]
+    assert split(Decimal("0.002"), 4, btc) == [Decimal("0.001"), Decimal("0.001")]
+    assert split(Decimal("0.001"), 2, btc) == [Decimal("0.001")]
