@@ -10,6 +10,7 @@ from papertrade.mail.accounts import InvalidToken
 from papertrade.mail.schemas import (
     Done,
     EmailAddressState,
+    EmailChange,
     ForgotPassword,
     ResetPassword,
     TokenBody,
@@ -40,6 +41,20 @@ async def send_verification(principal: WebUser, ctx: Ctx) -> VerificationSent:
         assert user is not None
         sent = await accounts.request_verification(uow, user, ctx.settings.public_base_url)
         return VerificationSent(sent=sent, email=user.email)
+
+
+@router.post("/user/email", status_code=202, response_model=VerificationSent)
+async def change_email(body: EmailChange, principal: WebUser, ctx: Ctx) -> VerificationSent:
+    """Change the address: the current password is required, and a link goes to the new
+    address; the account moves to it only when the link is opened (sessions stay)."""
+    async with ctx.transaction() as uow:
+        user = await uow.session.get(User, principal.user_id)
+        assert user is not None
+        new_email = normalise_email(str(body.new_email))
+        sent = await accounts.request_change(
+            uow, user, new_email, body.current_password, ctx.settings.public_base_url
+        )
+        return VerificationSent(sent=sent, email=new_email)
 
 
 async def _verify(token: str, ctx: Ctx) -> EmailAddressState:
