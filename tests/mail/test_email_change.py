@@ -137,3 +137,20 @@ async def test_bad_requests_get_the_documented_errors(isolated_settings: Setting
             assert by_key.status_code == 403 and by_key.json()["error"] == "session_required"
         async with app.state.ctx.db.reader() as session:
             assert await session.scalar(select(func.count()).select_from(EmailMessage)) == 0
+
+
+async def test_wrong_passwords_count_against_the_sign_in_budget(
+    isolated_settings: Settings,
+) -> None:
+    settings = isolated_settings.model_copy(update={"rate_limit_login_account_ip_per_15min": 2})
+    async with mail_app(settings) as (app, _sink):
+        user = await sign_up(app)
+        body = {"new_email": unique_email(), "current_password": user.password}
+        right = await user.post("/v1/user/email", json=body)
+        assert right.status_code == 202  # a right password is not charged
+        guesses = [
+            await user.post("/v1/user/email", json={**body, "current_password": f"guess-{n}"})
+            for n in range(3)
+        ]
+        assert [g.status_code for g in guesses] == [401, 401, 429]
+        assert guesses[-1].json()["error"] == "rate_limited"
