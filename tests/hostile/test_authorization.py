@@ -920,6 +920,14 @@ PROBES: list[Probe] = [
         frozenset({"waitlist_not_found"}),
         body=lambda w: {"token": w.a_token},
     ),
+    Probe(  # nor is it one as the e-mailed link
+        "GET",
+        "/launch/waitlist/verify",
+        nothing,
+        404,
+        frozenset({"waitlist_not_found"}),
+        query=lambda w: {"token": w.a_token},
+    ),
     Probe(
         "GET", "/recharge/orders", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
     ),

@@ -76,14 +76,26 @@ async def join_waitlist(body: WaitlistJoin, request: Request, ctx: Ctx) -> Waitl
     return WaitlistAccepted()
 
 
-@router.post("/launch/waitlist/verify", response_model=WaitlistStanding)
-async def verify_waitlist(body: WaitlistVerify, ctx: Ctx) -> WaitlistStanding:
-    """Confirm the address (the e-mail's link): the entry takes its place in line."""
+async def _verify(ctx: Ctx, token: str) -> WaitlistStanding:
     async with ctx.transaction() as uow:
-        entry = await service.verify(uow, body.token)
+        entry = await service.verify(uow, token)
         code = entry.referral_code
     async with ctx.db.reader() as session:
         return _standing(ctx, code, await service.standing(session, code))
+
+
+@router.post("/launch/waitlist/verify", response_model=WaitlistStanding)
+async def verify_waitlist(body: WaitlistVerify, ctx: Ctx) -> WaitlistStanding:
+    """Confirm the address with the e-mailed token: the entry takes its place in line."""
+    return await _verify(ctx, body.token)
+
+
+@router.get("/launch/waitlist/verify", response_model=WaitlistStanding)
+async def verify_waitlist_by_link(
+    token: Annotated[str, Query(min_length=1, max_length=200)], ctx: Ctx
+) -> WaitlistStanding:
+    """The link in the waitlist's confirmation e-mail (mail/waitlist.py)."""
+    return await _verify(ctx, token)
 
 
 @router.get("/launch/waitlist/position", response_model=WaitlistStanding)

@@ -1,14 +1,19 @@
-"""Email verification and password reset: single-use tokens mailed to the account's address.
+"""Email verification, change of address and password reset: single-use tokens mailed out.
 
 Only the token's SHA-256 is kept. A verification link works for 24 hours, a reset link for 30
 minutes; each works once, and only for the address it was sent to (changing the address makes
 an old link useless). A reset signs out every session of the account.
+
+A change of address is a verification link mailed to the NEW address: the account moves to it
+only when the link is opened, so nobody can take over an address they cannot read. Asking again
+voids the earlier link, and the old address is told once the change is made.
 """
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 
-from papertrade.errors import BadRequest
-from papertrade.kit.security import hash_password, new_token, token_hash
+from papertrade.errors import BadRequest, Conflict, Unauthorized
+from papertrade.kit.security import hash_password, new_token, token_hash, verify_password
 from papertrade.mail import service
 from papertrade.models import AccountToken, EmailState, EmailSuppression, User, UserSession
 from papertrade.uow import AsyncWork
@@ -16,14 +21,18 @@ from papertrade.uow import AsyncWork
 VERIFY_TTL_MS = 24 * 3_600_000
 RESET_TTL_MS = 30 * 60_000
 RESEND_GAP_MS = 60_000  # one mail of a kind per account per minute: no mail bombing
+VERIFY, CHANGE, RESET = "verify_email", "change_email", "reset_password"
 
 
 class InvalidToken(BadRequest):
     code = "invalid_token"
 
 
-async def _issue(uow: AsyncWork, user: User, purpose: str, ttl_ms: int) -> str | None:
-    """A new token, or None when one of this purpose went out less than a minute ago."""
+async def _issue(
+    uow: AsyncWork, user: User, purpose: str, ttl_ms: int, email: str | None = None
+) -> str | None:
+    """A new token for `email` (default: the account's address), or None when one of this
+    purpose went out less than a minute ago."""
     now = uow.now()
     recent = await uow.session.scalar(
         select(AccountToken.token_hash).where(
@@ -40,7 +49,7 @@ async def _issue(uow: AsyncWork, user: User, purpose: str, ttl_ms: int) -> str |
             token_hash=token_hash(token),
             user_id=user.id,
             purpose=purpose,
-            email=user.email,
+            email=email or user.email,
             created_at=now,
             expires_at=now + ttl_ms,
         )
@@ -50,7 +59,7 @@ async def _issue(uow: AsyncWork, user: User, purpose: str, ttl_ms: int) -> str |
 
 async def request_verification(uow: AsyncWork, user: User, base_url: str) -> bool:
     """Mail a verification link; False when one went out less than a minute ago."""
-    token = await _issue(uow, user, "verify_email", VERIFY_TTL_MS)
+    token = await _issue(uow, user, VERIFY, VERIFY_TTL_MS)
     if token is None:
         return False
     link = f"{base_url.rstrip('/')}/v1/auth/email/verify?token={token}"
@@ -69,7 +78,7 @@ async def request_reset(uow: AsyncWork, email: str) -> None:
     user = await uow.session.scalar(select(User).where(User.email == email))
     if user is None:
         return
-    token = await _issue(uow, user, "reset_password", RESET_TTL_MS)
+    token = await _issue(uow, user, RESET, RESET_TTL_MS)
     if token is None:
         return
     body = (
@@ -80,7 +89,7 @@ async def request_reset(uow: AsyncWork, email: str) -> None:
     service.queue(uow, user.email, "Reset your password", body, user_id=user.id, transactional=True)
 
 
-async def _use(uow: AsyncWork, token: str, purpose: str) -> User:
+async def _use(uow: AsyncWork, token: str, *purposes: str) -> tuple[AccountToken, User]:
     refused = InvalidToken(
         "This link or token is invalid, used or expired; ask for a new one.", code="invalid_token"
     )
@@ -91,18 +100,22 @@ async def _use(uow: AsyncWork, token: str, purpose: str) -> User:
     if (
         row is None
         or user is None
-        or row.purpose != purpose
+        or row.purpose not in purposes
         or row.used_at is not None
         or row.expires_at <= uow.now()
-        or row.email != user.email
+        or (row.purpose != CHANGE and row.email != user.email)
     ):
         raise refused
     row.used_at = uow.now()
-    return user
+    return row, user
 
 
 async def verify(uow: AsyncWork, token: str) -> User:
-    user = await _use(uow, token, "verify_email")
+    """Confirm the address the link was sent to; a change-of-address link moves the account
+    to it first."""
+    row, user = await _use(uow, token, VERIFY, CHANGE)
+    if row.purpose == CHANGE:
+        await _move(uow, user, row.email)
     state = await uow.session.get(EmailState, user.id)
     if state is None:
         uow.session.add(EmailState(user_id=user.id, email=user.email, verified_at=uow.now()))
@@ -112,7 +125,7 @@ async def verify(uow: AsyncWork, token: str) -> User:
 
 
 async def reset_password(uow: AsyncWork, token: str, password: str) -> User:
-    user = await _use(uow, token, "reset_password")
+    _, user = await _use(uow, token, RESET)
     user.password_hash = hash_password(password)
     await uow.session.execute(
         update(UserSession)
@@ -131,3 +144,77 @@ async def address_state(uow: AsyncWork, user: User) -> dict[str, object]:
         "suppressed": suppression is not None,
         "suppressed_reason": suppression.reason if suppression is not None else None,
     }
+
+
+def _taken() -> Conflict:
+    return Conflict("An account with this email already exists.", code="email_taken")
+
+
+async def _check_free(uow: AsyncWork, user: User, email: str) -> None:
+    owner = await uow.session.scalar(select(User.id).where(User.email == email))
+    if owner is not None and owner != user.id:
+        raise _taken()
+
+
+async def request_change(
+    uow: AsyncWork, user: User, new_email: str, password: str, base_url: str
+) -> bool:
+    """Mail a link that moves the account to `new_email` (already normalised); False when one
+    went out less than a minute ago. Voids the links of earlier requests."""
+    if not verify_password(user.password_hash, password):
+        raise Unauthorized("The current password is incorrect.", code="invalid_credentials")
+    if new_email == user.email:
+        raise BadRequest("This is already the account's address.", code="email_unchanged")
+    await _check_free(uow, user, new_email)
+    token = await _issue(uow, user, CHANGE, VERIFY_TTL_MS, email=new_email)
+    if token is None:
+        return False
+    await uow.session.execute(
+        update(AccountToken)
+        .where(
+            AccountToken.user_id == user.id,
+            AccountToken.purpose == CHANGE,
+            AccountToken.used_at.is_(None),
+            AccountToken.token_hash != token_hash(token),
+        )
+        .values(used_at=uow.now())
+    )
+    link = f"{base_url.rstrip('/')}/v1/auth/email/verify?token={token}"
+    body = (
+        f"Someone (we hope you) asked to use {new_email} for their Papertrade account. Open "
+        f"this link within 24 hours to make the change:\n\n{link}\n\n"
+        "Until then the account keeps its current address. If you did not ask for this, "
+        "ignore this mail."
+    )
+    service.queue(
+        uow, new_email, "Confirm your new email address", body, user_id=user.id, transactional=True
+    )
+    return True
+
+
+async def _move(uow: AsyncWork, user: User, new_email: str) -> None:
+    """Give the account its new address (if still free), and tell the old one."""
+    await _check_free(uow, user, new_email)
+    old_email = user.email
+    user.email = new_email
+    if user.display_name == old_email[:80]:  # the sign-up default: keep it the address
+        user.display_name = new_email[:80]
+    try:
+        async with uow.session.begin_nested():
+            await uow.session.flush()
+    except IntegrityError as exc:  # taken by a sign-up or another change at the same instant
+        raise _taken() from exc
+    body = (
+        f"The email address of your Papertrade account was changed from {old_email} to "
+        f"{new_email}. Mail for the account now goes there, and this address can no longer "
+        "sign in.\n\nIf you did not make this change, someone else knows your password: "
+        "contact the operator of this Papertrade service."
+    )
+    service.queue(
+        uow,
+        old_email,
+        "Your Papertrade email address was changed",
+        body,
+        user_id=user.id,
+        transactional=True,
+    )

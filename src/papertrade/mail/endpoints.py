@@ -2,14 +2,16 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
+from papertrade.auth.client_ip import client_key
 from papertrade.auth.v1 import Caller, Ctx, WebUser
 from papertrade.mail import accounts, service
 from papertrade.mail.accounts import InvalidToken
 from papertrade.mail.schemas import (
     Done,
     EmailAddressState,
+    EmailChange,
     ForgotPassword,
     ResetPassword,
     TokenBody,
@@ -18,6 +20,7 @@ from papertrade.mail.schemas import (
 )
 from papertrade.models import EmailSuppression, NotificationPreference, User
 from papertrade.notifications.catalogue import BY_NAME
+from papertrade.users import throttle
 from papertrade.users.service import normalise_email
 
 router = APIRouter(tags=["email"])
@@ -40,6 +43,26 @@ async def send_verification(principal: WebUser, ctx: Ctx) -> VerificationSent:
         assert user is not None
         sent = await accounts.request_verification(uow, user, ctx.settings.public_base_url)
         return VerificationSent(sent=sent, email=user.email)
+
+
+@router.post("/user/email", status_code=202, response_model=VerificationSent)
+async def change_email(
+    body: EmailChange, request: Request, principal: WebUser, ctx: Ctx
+) -> VerificationSent:
+    """Change the address: the current password is required, and a link goes to the new
+    address; the account moves to it only when the link is opened (sessions stay). Wrong
+    passwords count against the sign-in budgets (429), so a borrowed session cannot guess."""
+    new_email = normalise_email(str(body.new_email))
+    async with ctx.transaction() as uow:
+        user = await uow.session.get(User, principal.user_id)
+        assert user is not None
+        address = client_key(request.scope, ctx.settings)
+        attempt = await throttle.begin_sign_in(ctx, user.email, address)
+        sent = await accounts.request_change(
+            uow, user, new_email, body.current_password, ctx.settings.public_base_url
+        )
+    await throttle.signed_in(ctx, attempt)
+    return VerificationSent(sent=sent, email=new_email)
 
 
 async def _verify(token: str, ctx: Ctx) -> EmailAddressState:

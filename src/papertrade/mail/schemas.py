@@ -1,6 +1,6 @@
 """Bodies of the email endpoints."""
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import EmailStr, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from papertrade.kit.schemas import Schema, StrictInput
@@ -20,6 +20,11 @@ class EmailAddressState(Schema):
 class VerificationSent(Schema):
     sent: bool = Field(description="false: one was sent less than a minute ago.")
     email: str
+
+
+class EmailChange(StrictInput):
+    new_email: EmailStr = Field(max_length=320, examples=["new-address@example.com"])
+    current_password: str = Field(max_length=MAX_LENGTH)
 
 
 class TokenBody(StrictInput):

@@ -10,6 +10,7 @@ from papertrade.context import AppContext
 from papertrade.copytrading import consumers as copy_consumers
 from papertrade.copytrading import funding as copy_funding
 from papertrade.live.consumers import MIRROR
+from papertrade.mail.waitlist import waitlist_mail_consumer
 from papertrade.notifications import consumers as notification_consumers
 from papertrade.outbox.dispatcher import Consumer
 from papertrade.subscriptions import consumers as subscription_consumers
@@ -23,4 +24,7 @@ CONSUMERS: tuple[Consumer, ...] = (
 )
 
 # Consumers that need the running process (a venue to place orders on), built with its context.
-CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (copy_consumers.mirror_consumer,)
+CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (
+    copy_consumers.mirror_consumer,
+    waitlist_mail_consumer,
+)
