@@ -26,6 +26,10 @@ from papertrade.uow import AsyncWork
 
 log = logging.getLogger("papertrade.outbox")
 BATCH = 500
+# After a commit wakes it, the dispatcher waits this long so that one round serves the events
+# of many commits: each consumer costs a transaction per round (on SQLite, the one writer), so
+# rounds per second, not events per second, must bound the cost (BENCHMARKS.md, outbox).
+GATHER_S = 0.05
 RETENTION_MS = 7 * 86_400_000
 PRUNE_EVERY_S = 600.0
 Handler = Callable[[AsyncWork, Sequence[StoredEvent]], Awaitable[None]]
@@ -112,6 +116,7 @@ class Dispatcher:
                     log_failure(log, "pruning the outbox failed", exc, self.ctx.db.outages)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(written.wait(), self.poll_s)  # or a commit elsewhere
+                await asyncio.sleep(GATHER_S)
 
     async def _deliver_safely(self, consumer: Consumer, now: float) -> None:
         failures, retry_at = self._failing.get(consumer.name, (0, 0.0))
