@@ -75,7 +75,9 @@ class AppContext:
         return ctx
 
     @asynccontextmanager
-    async def transaction(self, *, keeps_writer_memory: bool = False) -> AsyncIterator[AsyncWork]:
+    async def transaction(
+        self, *, keeps_writer_memory: bool | Callable[[], bool] = False
+    ) -> AsyncIterator[AsyncWork]:
         """A unit of work; after it commits, its events are published (then the caller goes on).
         `keeps_writer_memory`: see Database.unit_of_work."""
         async with self.db.unit_of_work(keeps_writer_memory=keeps_writer_memory) as session:

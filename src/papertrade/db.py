@@ -79,7 +79,7 @@ class Database:
 
     @asynccontextmanager
     async def unit_of_work(
-        self, *, keeps_writer_memory: bool = False
+        self, *, keeps_writer_memory: bool | Callable[[], bool] = False
     ) -> AsyncIterator[AsyncSession]:
         """A session whose work commits on success and rolls back on any error.
 
@@ -88,12 +88,13 @@ class Database:
 
         `keeps_writer_memory`: the caller writes no row the order writer remembers (portfolios,
         positions, orders: an outbox consumer's own tables and cursor), so on SQLite its commit
-        need not make the writer forget (see _remembered)."""
+        need not make the writer forget (see _remembered). A callable is asked after the work,
+        for callers that know only then whether they wrote such rows."""
         async with contextlib.AsyncExitStack() as stack:
             keep = False
             if self.is_sqlite:
                 await stack.enter_async_context(self.write_lock)
-                keep = keeps_writer_memory and await self._writer_version_holds()
+                keep = keeps_writer_memory is not False and await self._writer_version_holds()
             session = await stack.enter_async_context(self.sessions())
             transaction = await session.begin()
             try:
@@ -113,6 +114,8 @@ class Database:
                 raise
             if self.is_sqlite and wrote:  # a write committed: a full disk has room again
                 self.outages.succeeded(certain=True)
+            if callable(keeps_writer_memory) and keep:
+                keep = keeps_writer_memory()
             if keep:  # committed, and still under the write lock: nobody else wrote meanwhile
                 self._writer_data_version = await self._on_writer(self._writer_version)
 

@@ -46,6 +46,11 @@ class UnitOfWork(Generic[S]):
             found = self._parts[kind] = kind()
         return found  # type: ignore[return-value]
 
+    def wrote_trading_rows(self) -> bool:
+        """Whether this unit of work placed orders or posted to a ledger (the parts of
+        orders.service.place_all and ledger.service.post)."""
+        return any(getattr(kind, "trading_rows", False) for kind in self._parts)
+
     def on(self, session: Session) -> "UnitOfWork[Session]":
         """The same unit of work seen through the synchronous side of its session (run_sync)."""
         return replace(self, session=session)  # type: ignore[arg-type,return-value]

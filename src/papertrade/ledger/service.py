@@ -26,6 +26,8 @@ _LEDGER = cast(Table, LedgerEntry.__table__)
 class LedgerRows:
     """The unit of work's new ledger rows, inserted with one executemany before it commits."""
 
+    trading_rows = True  # its writes make the SQLite order writer forget (UnitOfWork)
+
     __slots__ = ("rows",)
 
     def __init__(self) -> None:

@@ -28,6 +28,8 @@ _UPDATE_FILLED = (
 class OrderRows:
     """A unit of work's part (uow.part(OrderRows)): the order rows it writes before commit."""
 
+    trading_rows = True  # its writes make the SQLite order writer forget (UnitOfWork)
+
     __slots__ = ("filled", "fills", "orders")
 
     def __init__(self) -> None:

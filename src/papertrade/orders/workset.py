@@ -43,6 +43,8 @@ class Workset(dict[int, PortfolioState]):
     """The portfolios a unit of work has loaded, by id (a part of the unit of work); the
     writer thread's memory keeps one as well (see load)."""
 
+    trading_rows = True  # its writes make the SQLite order writer forget (UnitOfWork)
+
 
 def load(
     uow: SyncWork,

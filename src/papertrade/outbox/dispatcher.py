@@ -71,7 +71,16 @@ class Dispatcher:
                 await task
 
     async def _deliver(self, consumer: Consumer) -> int:
-        async with self.ctx.transaction(keeps_writer_memory=consumer.own_tables_only) as uow:
+        work: list[AsyncWork] = []
+
+        def own_tables_only() -> bool:
+            """True unless this batch went through the order path or the ledger (their parts):
+            a consumer that may place orders (copy trading) but had nothing to copy, and only
+            moved its cursor, leaves the SQLite order writer's memory valid."""
+            return consumer.own_tables_only or not work[0].wrote_trading_rows()
+
+        async with self.ctx.transaction(keeps_writer_memory=own_tables_only) as uow:
+            work.append(uow)
             session = uow.session
             cursor = await session.get(OutboxCursor, consumer.name, with_for_update=True)
             if cursor is None:
