@@ -150,6 +150,8 @@ async def test_forms_explain_errors_and_work_from_the_keyboard(
         await page.fill("#pf-name", "Errors")
         await page.keyboard.press("Enter")
         await page.wait_for_url("**/app/portfolios/*")
+        # A user picks from the ticket's markets once they have loaded (slow on a busy machine).
+        await expect(page.locator("#t-symbol")).not_to_have_value("")
         await page.focus("#t-size")
         await page.keyboard.press("Enter")
         await expect(page.locator("#ticket-error")).to_have_text("Enter a size.")
