@@ -139,7 +139,8 @@ class JobRecorder(TaskiqMiddleware):
         A job runs whether or not its row could be written: the jobs table reports, it does not
         decide."""
         try:
-            async with self.db.unit_of_work() as session:
+            # Only the jobs table: the SQLite order writer keeps its memory (db.unit_of_work).
+            async with self.db.unit_of_work(keeps_writer_memory=True) as session:
                 outcome = await session.execute(statement)
         except Exception:
             log.exception("recording a job run failed")
