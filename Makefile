@@ -1,6 +1,8 @@
 # Papertrade — `make help` lists the targets.
 VENV ?= .venv
 BIN := $(VENV)/bin
+# freqtrade for its live test (tests/freqtrade), in its own virtualenv: it pins its own ccxt.
+FREQTRADE_VENV := .venv-freqtrade
 PYTHON ?= python3
 PG_TEST_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?= -n 2
@@ -19,8 +21,19 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json frontend/editor/codemirror-entry.mjs
 	cd frontend && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --ignore-scripts
+	# The strategy editor: the pinned CodeMirror packages bundled by the pinned esbuild into one
+	# ES module, served from /static/vendor/papertrade-bundle/ (docs/web.md).
+	cd frontend && node node_modules/esbuild/bin/esbuild editor/codemirror-entry.mjs --bundle \
+	  --format=esm --minify --target=es2020 --log-level=warning \
+	  --outfile=node_modules/papertrade-bundle/codemirror.mjs
+	touch $@
+
+$(FREQTRADE_VENV)/.installed: tests/freqtrade/requirements.lock
+	$(PYTHON) -m venv $(FREQTRADE_VENV)
+	$(FREQTRADE_VENV)/bin/pip install -q --upgrade pip==26.3
+	$(FREQTRADE_VENV)/bin/pip install -q -r tests/freqtrade/requirements.lock
 	touch $@
 
 run: setup ## start the service on its embedded defaults (SQLite under ./var, http://127.0.0.1:8000)
@@ -37,10 +50,10 @@ fmt: setup ## format and fix what ruff can
 types: setup ## mypy (strict) over the code and the tests
 	$(BIN)/mypy src/papertrade tests bench scripts
 
-test-sqlite: setup ## the test suite on SQLite
+test-sqlite: setup $(FREQTRADE_VENV)/.installed ## the test suite on SQLite
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-test-postgres: setup ## the same suite on PostgreSQL ($(PG_TEST_URL))
+test-postgres: setup $(FREQTRADE_VENV)/.installed ## the same suite on PostgreSQL ($(PG_TEST_URL))
 	PAPERTRADE_TEST_POSTGRES_URL=$(PG_TEST_URL) $(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint types test-sqlite test-postgres ## everything CI runs: lint, types, tests on SQLite and PostgreSQL
@@ -52,4 +65,4 @@ screenshots: setup ## PNGs of the main web pages, desktop and phone width, into 
 	$(BIN)/python scripts/screenshots.py
 
 clean: ## remove the virtualenv, front-end packages and local data
-	rm -rf $(VENV) frontend/node_modules var
+	rm -rf $(VENV) $(FREQTRADE_VENV) frontend/node_modules var

@@ -25,6 +25,7 @@ async def main() -> None:
             sim_tick_ms=3_600_000,
             secret_key="bench",
             public_base_url="http://127.0.0.1:8000",
+            tiers_enforced=False,  # one user with a thousand portfolios (free allows 2)
         )
         app = create_app(settings)
         async with app.router.lifespan_context(app):

@@ -1,14 +1,30 @@
-"""Run every benchmark script in bench/ and print their tables."""
+"""Run every benchmark script in bench/ and print their tables, then the figures with a target
+(each script's verdict lines: "Python per order … target", "chain upkeep adds …") again at the
+end, so `make bench` ends with them."""
 
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
+# Lines a script prints for a figure that has a target (see BENCHMARKS.md).
+VERDICTS = ("target", "chain upkeep adds", "Python per order")
+
 
 if __name__ == "__main__":
     failed = 0
+    summary: list[str] = []
     for script in sorted(HERE.glob("bench_*.py")):
         print(f"\n## {script.stem}\n", flush=True)
-        failed |= subprocess.call([sys.executable, str(script)])
+        process = subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+        assert process.stdout is not None
+        for line in process.stdout:
+            print(line, end="", flush=True)
+            if any(word in line for word in VERDICTS):
+                summary.append(f"{script.stem}: {line.strip()}")
+        failed |= process.wait()
+    print("\n## Figures with a target\n")
+    print("\n".join(summary) or "(none printed)")
     sys.exit(failed)

@@ -20,7 +20,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from playwright.async_api import APIRequestContext, ViewportSize, async_playwright
+from playwright.async_api import APIRequestContext, Page, ViewportSize, async_playwright
 
 from papertrade.app import create_app
 from papertrade.config import Settings
@@ -112,13 +112,50 @@ async def _seed(app: FastAPI, api: Client) -> dict[str, Any]:
         "price": str(below),
     }
     await api("POST", "/v1/order", {"portfolio_id": pid, **rest})
+    btc = prices["BTCUSDT"]
+    exits = {
+        "take_profit": str((btc * Decimal("1.06")).quantize(Decimal(1))),
+        "stop_loss": str((btc * Decimal("0.96")).quantize(Decimal(1))),
+    }
+    await api("POST", f"/v1/portfolios/{pid}/positions/BTCUSDT/tpsl", exits)
     await api("POST", f"/v1/portfolios/{pid}/api-keys", {"note": "freqtrade on my VPS"})
     hook = await api("POST", f"/v1/portfolios/{pid}/webhook-tokens")
     for alert in ("buy ETHUSDT.P 0.2", "sell DOGEUSDT {{strategy.order.contracts}}"):
         await api.request.post(hook["url"], data=alert, headers={"Content-Type": "text/plain"})
     await api("POST", "/v1/user/api-keys", {"note": "grid bot (production)", "scope": "write"})
     await api("POST", "/v1/user/api-keys", {"note": "dashboard (read only)", "scope": "read"})
-    return {"id": pid, "code": main["code"]}
+    return {"id": pid, "code": main["code"], **await _seed_strategy(api, pid)}
+
+
+STRATEGY_V1 = """# Trend with a momentum filter
+symbol BTCUSDT
+timeframe 15m
+when ema(9) crosses above ema(21) and rsi(14) > 50 then buy 25%
+when ema(9) crosses below ema(21) then close long
+"""
+
+
+async def _seed_strategy(api: Client, portfolio_id: int) -> dict[str, Any]:
+    """A public DSL strategy with two versions, a finished backtest and a live deployment."""
+    strategy = await api(
+        "POST",
+        "/v1/strategies",
+        {"kind": "dsl", "name": "EMA trend", "source": STRATEGY_V1, "visibility": "public"},
+    )
+    sid = strategy["id"]
+    v2 = STRATEGY_V1 + "when rsi(14) > 75 then close long\n"
+    await api("POST", f"/v1/strategies/{sid}/versions", {"source": v2})
+    end = int(time.time() * 1000) // 900_000 * 900_000
+    run = await api(
+        "POST", f"/v1/strategies/{sid}/backtests", {"start": end - 14 * 86_400_000, "end": end}
+    )
+    for _ in range(1200):  # a loaded machine: up to two minutes
+        done = await api("GET", f"/v1/strategies/{sid}/backtests/{run['id']}")
+        if done["status"] in ("done", "failed"):
+            break
+        await asyncio.sleep(0.1)
+    await api("POST", f"/v1/strategies/{sid}/deployments", {"portfolio_id": portfolio_id})
+    return {"strategy_id": sid, "strategy_code": strategy["code"], "backtest_id": run["id"]}
 
 
 async def _serve(out: Path) -> list[Path]:
@@ -166,6 +203,15 @@ async def _shoot(app: FastAPI, origin: str, out: Path) -> list[Path]:
             ("market-btcusdt", "/markets/BTCUSDT", False),
             ("square", "/square", False),
             ("public-portfolio", f"/p/{seeded['code']}", False),
+            ("strategies", "/app/strategies", True),
+            ("strategy-editor", f"/app/strategies/{seeded['strategy_id']}", True),
+            (
+                "strategy-backtest",
+                f"/app/strategies/{seeded['strategy_id']}#backtest-{seeded['backtest_id']}",
+                True,
+            ),
+            ("strategy-live", f"/app/strategies/{seeded['strategy_id']}#live", True),
+            ("public-strategy", f"/s/{seeded['strategy_code']}", False),
         ]
         for width_name, viewport in WIDTHS.items():
             for signed in (True, False):
@@ -185,9 +231,29 @@ async def _shoot(app: FastAPI, origin: str, out: Path) -> list[Path]:
                     target = out / f"{name}-{width_name}.png"
                     await page.screenshot(path=str(target), full_page=True)
                     saved.append(target)
+                if signed:
+                    saved += await _trading_views(page, out, width_name, seeded["id"])
                 await context.close()
         await browser.close()
     return saved
+
+
+async def _trading_views(page: Page, out: Path, width: str, pid: int) -> list[Path]:
+    """The ticket with a typed size (its preview) and, on a phone, the trade view."""
+    await page.goto(f"/app/portfolios/{pid}", wait_until="load")
+    if width == "phone":
+        await page.locator(".phone-bar").get_by_role("button", name="Buy / Long").click()
+    await page.select_option("#t-symbol", "BTCUSDT")
+    await page.fill("#t-size", "2500")
+    await page.wait_for_timeout(1200)  # the preview answers
+    ticket = out / f"portfolio-ticket-preview-{width}.png"
+    await page.locator(".ticket").screenshot(path=str(ticket))
+    chart = out / f"portfolio-chart-{width}.png"
+    if width == "phone":
+        await page.locator(".phone-tabs").get_by_role("button", name="Chart").click()
+        await page.wait_for_timeout(600)
+    await page.locator(".chart-card").screenshot(path=str(chart))
+    return [ticket, chart]
 
 
 def main() -> None:

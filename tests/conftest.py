@@ -75,6 +75,10 @@ def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Setting
         "rate_limit_waitlist_ip_per_hour": 1_000_000,
         "rate_limit_feedback_per_hour": 1_000_000,
     }
+    if database_url.startswith("postgresql"):
+        # Two workers, each with several apps at once (a service and its "exchange"), share
+        # PostgreSQL's 100 connections: each app keeps few.
+        values |= {"database_pool_size": 4, "database_max_overflow": 8}
     values.update(overrides)
     return Settings(**values)
 

@@ -3,6 +3,7 @@
 import argparse
 import asyncio
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from papertrade.config import get_settings
@@ -59,7 +60,9 @@ def _db_upgrade(_args: argparse.Namespace) -> None:
     async def run() -> None:
         settings = get_settings()
         settings.var_dir.mkdir(parents=True, exist_ok=True)
-        db = Database(settings.database_url)
+        db = Database(
+            settings.database_url, settings.database_pool_size, settings.database_max_overflow
+        )
         try:
             await migrate.upgrade(db.engine)
         finally:
@@ -123,6 +126,10 @@ def _feedback(args: argparse.Namespace) -> None:
 
     if args.feedback_command == "list":
         print(asyncio.run(operator.listing(get_settings(), args.status, args.limit)))  # noqa: T201
+        return
+    if args.feedback_command == "screenshot":
+        written = operator.export_screenshot(get_settings(), args.id, Path(args.out))
+        print(asyncio.run(written))  # noqa: T201
         return
     done = operator.answer(get_settings(), args.id, by=args.by, text=args.text)
     print(asyncio.run(done))  # noqa: T201
@@ -208,6 +215,9 @@ def main(argv: list[str] | None = None) -> None:
     listed = feedback_commands.add_parser("list", help="oldest first")
     listed.add_argument("--status", choices=["open", "answered"], default="open")
     listed.add_argument("--limit", type=_positive_id, default=50)
+    shot = feedback_commands.add_parser("screenshot", help="write one's screenshot to a PNG file")
+    shot.add_argument("id", type=_positive_id)
+    shot.add_argument("--out", required=True, help="the PNG file to write")
     answer = feedback_commands.add_parser("answer", help="answer one (it reaches the inbox)")
     answer.add_argument("id", type=_positive_id)
     answer.add_argument("--by", required=True, help="your name")

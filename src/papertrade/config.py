@@ -23,6 +23,10 @@ class Settings(BaseSettings):
 
     var_dir: Path = Path("./var")
     database_url: str = ""  # default: sqlite+aiosqlite:///<var_dir>/papertrade.db
+    # Connections each process keeps open, and how many more it may open at a peak: on
+    # PostgreSQL, processes × (pool + overflow) must stay under the server's max_connections.
+    database_pool_size: int = Field(default=20, ge=1, le=1000)
+    database_max_overflow: int = Field(default=20, ge=0, le=1000)
     redis_url: str | None = None
     secret_key: str = ""  # default: generated once and kept in <var_dir>/secret_key
     public_base_url: str = "http://127.0.0.1:8000"
@@ -33,8 +37,9 @@ class Settings(BaseSettings):
     session_days: int = 30
 
     # Requests per minute per credential, by credential tier.
-    rate_limit_session_per_min: int = 600
-    rate_limit_api_key_per_min: int = 1200
+    # With TIERS_ENFORCED each is the ceiling of every tier's own rate (docs/tiers.md).
+    rate_limit_session_per_min: int = 2400
+    rate_limit_api_key_per_min: int = 3000
     rate_limit_webhook_per_min: int = 60
     rate_limit_compat_weight_per_min: int = 2400
     rate_limit_compat_orders_per_10s: int = 300
@@ -67,6 +72,9 @@ class Settings(BaseSettings):
     # Equity marks for the equity curve and drawdown: a scheduled job, and the job scheduler
     # counts whole seconds.
     snapshot_interval_s: int = Field(default=300, ge=1)
+    # Wall-clock seconds one live evaluation of a deployed Python strategy may take (its sandbox
+    # process is killed after it and the deployment paused); its CPU time is capped at 5 s too.
+    strategy_live_time_limit_s: float = Field(default=20.0, gt=0)
 
     # Background jobs (docs/jobs.md). With Redis and PostgreSQL the API processes take jobs from
     # the shared queue too, unless this is off and `papertrade worker` processes do all of them.
@@ -102,6 +110,9 @@ class Settings(BaseSettings):
     smtp_starttls: bool = True  # STARTTLS on a plain connection (587)
     smtp_tls: bool = False  # TLS from the start (465)
     email_from: str = "Papertrade <no-reply@papertrade.invalid>"
+    # How often the daily digests are looked for (each goes within this of its day being up);
+    # 0: not scheduled.
+    mail_digest_every_s: int = Field(default=900, ge=0)
     # The email provider's signed event webhook (Resend, Svix): its whsec_… signing secret.
     resend_webhook_secret: str | None = None
     rate_limit_inbound_per_min: int = 120  # events per minute per inbound source
@@ -110,7 +121,7 @@ class Settings(BaseSettings):
     # Empty: recharge is off (creating an order answers 503 recharge_unavailable).
     recharge_addresses: list[str] = Field(default_factory=list)
     recharge_expiry_s: int = Field(default=1800, ge=60)
-    recharge_poll_s: int = Field(default=15, ge=1)
+    recharge_poll_s: int = Field(default=15, ge=0)  # 0: the watcher is not scheduled
     # A transfer is credited only once its block is this many blocks (~3 s each) old.
     recharge_confirmations: int = Field(default=19, ge=0)
     trongrid_url: str = "https://api.trongrid.io"
@@ -133,12 +144,25 @@ class Settings(BaseSettings):
             "https://b.pool.opentimestamps.org",
         ]
     )
-    attestation_every_s: int = Field(default=600, ge=1)
+    # 0 for any of the chain intervals: that job is not scheduled (turned off).
+    attestation_every_s: int = Field(default=600, ge=0)
+    # How often pending OpenTimestamps proofs are upgraded (asked for their Bitcoin block).
+    ots_upgrade_every_s: int = Field(default=3600, ge=0)
+    # The optional TRON memo anchor (off while the URL is unset): a TRON node's HTTP API
+    # (TronGrid, TRONGRID_API_KEY is sent), the secp256k1 key (hex) of the sending account, its
+    # address and the receiving address (base58), and how often the job runs.
+    tron_anchor_url: str | None = None
+    tron_anchor_key: str = ""
+    tron_anchor_from: str = ""
+    tron_anchor_to: str = ""
+    tron_anchor_every_s: int = Field(default=600, ge=0)
     # Live accounts (docs/live.md): another Binance-compatible futures host instead of Binance's
     # (a testnet); consecutive exchange errors that trip an account's kill switch.
     live_exchange_url: str | None = None
     live_max_consecutive_errors: int = Field(default=3, ge=1)
     live_exchange_timeout_ms: int = Field(default=5000, ge=100)
+    # How often positions and orders are compared with the intended ones; 0: not scheduled.
+    live_reconcile_every_s: int = Field(default=300, ge=0)
     # Copy trading (docs/social.md): how often the weekly settlement and portfolio stops run.
     copy_settle_poll_s: int = Field(default=3600, ge=1)
     # Subscriptions (docs/subscriptions.md): how often paid periods that ended are renewed.

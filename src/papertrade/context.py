@@ -19,6 +19,7 @@ from papertrade.kit.deployment import namespace
 from papertrade.kit.once import SeenOnce
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from papertrade.kit.security import SecretCipher
+from papertrade.live.clients import ExchangeClients
 from papertrade.market.feed import MarketFeed
 from papertrade.outbox import store as outbox
 from papertrade.uow import AsyncWork, SyncWork, UnitOfWork
@@ -43,6 +44,7 @@ class AppContext:
     redis: Redis | None = None
     events: EventBus = field(default_factory=EventBus)
     market: MarketFeed | None = None
+    exchanges: ExchangeClients = field(default_factory=ExchangeClients)  # live accounts' clients
     # Set when a commit here wrote to the outbox (outbox/dispatcher.py waits on it).
     outbox_written: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -64,7 +66,11 @@ class AppContext:
         credentials = CredentialCache(redis, breaker)
         ctx = cls(
             settings=settings,
-            db=Database(settings.database_url),
+            db=Database(
+                settings.database_url,
+                settings.database_pool_size,
+                settings.database_max_overflow,
+            ),
             cipher=SecretCipher(settings.resolved_secret_key()),
             limiter=limiter,
             redis=redis,
@@ -113,6 +119,7 @@ class AppContext:
         await self.events.publish(uow.events)
 
     async def close(self) -> None:
+        await self.exchanges.close()
         await self.db.dispose()
         if self.redis is not None:
             await self.redis.aclose()

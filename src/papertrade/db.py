@@ -52,12 +52,12 @@ class Base(DeclarativeBase):
 class Database:
     """One engine plus a session factory; SQLite writers are serialised in-process."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, pool_size: int = 20, max_overflow: int = 20):
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         # A pool deep enough for a busy server: past it, every checkout opens a new connection
         # (on aiosqlite, a new thread) and closes it again.
-        kwargs: dict[str, Any] = {"pool_size": 20, "max_overflow": 20}
+        kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow}
         if self.is_sqlite:
             kwargs["connect_args"] = {"timeout": 30}
         else:

@@ -29,8 +29,23 @@ class BodyTooLarge(Exception):
     """The request body passed the configured limit."""
 
 
+# Paths that take an uploaded image as the body get a larger limit than MAX_BODY_BYTES (the
+# image is checked by its own module: feedback/screenshot.py, profiles/avatar.py).
+UPLOAD_PATH = re.compile(r"^/(?:feedback/[0-9]{1,19}/screenshot|user/avatar)$")
+UPLOAD_MAX_BYTES = 2 * 1024 * 1024
+
+
+def body_limit(scope: Scope, ctx: AppContext) -> int:
+    path: str = scope["path"]
+    if scope.get("method") == "PUT":
+        for prefix in ("/v1", ctx.settings.legacy_prefix):
+            if path.startswith(prefix + "/") and UPLOAD_PATH.match(path[len(prefix) :]):
+                return max(ctx.settings.max_body_bytes, UPLOAD_MAX_BYTES)
+    return ctx.settings.max_body_bytes
+
+
 def too_large_response(scope: Scope, ctx: AppContext) -> Any:
-    limit = ctx.settings.max_body_bytes
+    limit = body_limit(scope, ctx)
     if is_fapi_path(scope["path"], ctx.settings):
         from papertrade.fapi.errors import fapi_error
 
@@ -81,7 +96,7 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        limit = self.ctx.settings.max_body_bytes
+        limit = body_limit(scope, self.ctx)
         declared = headers.get(b"content-length", b"0")
         try:
             too_big = int(declared) > limit
@@ -132,7 +147,7 @@ class IdempotencyMiddleware:
             return
         body = scope.get("state", {}).get("raw_body")
         if body is None:
-            body = await read_body(receive, self.ctx.settings.max_body_bytes)
+            body = await read_body(receive, body_limit(scope, self.ctx))
         scope_hash = hashlib.sha256(credential.encode("latin-1")).hexdigest()
         digests = (
             request_fingerprint(scope, body, self.ctx.settings.legacy_prefix),

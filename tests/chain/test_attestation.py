@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from papertrade import cli
 from papertrade.chain import verify
+from papertrade.chain.attest import anchor_queued
 from papertrade.chain.proofs import GENESIS, event_hash, leaf_hash, root_from_path, utc_day
 from papertrade.config import Settings
 from papertrade.kit.time import now_ms
@@ -28,7 +29,9 @@ from tests.trading_api.helpers import market, set_price
 
 @pytest.fixture
 async def app(isolated_settings: Settings) -> AsyncIterator[FastAPI]:
-    async with running_app(isolated_settings) as application:
+    # The tests seal and anchor themselves: the scheduled jobs would race them for each step.
+    quiet = {"attestation_every_s": 0, "ots_upgrade_every_s": 0}
+    async with running_app(isolated_settings.model_copy(update=quiet)) as application:
         yield application
 
 
@@ -87,6 +90,17 @@ async def test_fills_and_ledger_rows_form_a_linked_chain(app: FastAPI) -> None:
         status = (await anon.get(f"/v1/chain/portfolios/{portfolio['code']}")).json()
     assert status["status"] == "pending" and status["head_seq"] == 4
     assert status["head_hash"] == events[-1]["hash"] and status["verified_through"] is None
+
+
+async def test_two_runs_at_once_submit_a_root_once(app: FastAPI) -> None:
+    await trade_a_day(app)
+    async with fake_calendar(failures=1) as busy:
+        _days, first = await seal_today(app, [busy.url])
+        assert first == {"submitted": 0, "failed": 1} and busy.state.received == []
+        ctx = app.state.ctx
+        one, two = await asyncio.gather(anchor_queued(ctx), anchor_queued(ctx))
+        assert one["submitted"] + two["submitted"] == 1, (one, two)
+        assert len(busy.state.received) == 1  # the calendar was asked once, not twice
 
 
 async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: FastAPI) -> None:

@@ -4,6 +4,8 @@ import hashlib
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from papertrade.chain.proofs import (
     GENESIS,
@@ -17,6 +19,7 @@ from papertrade.chain.proofs import (
     merkle_root,
     root_from_path,
 )
+from papertrade.chain.service import _hash_body
 
 
 def rfc6962_root(leaves: list[bytes]) -> bytes:
@@ -81,3 +84,27 @@ def test_the_chain_breaks_at_an_edited_event() -> None:
     edited[1] = edited[1].replace('"qty":"2"', '"qty":"20"')
     with pytest.raises(ValueError, match="seq 3"):
         check_chain(edited)  # the next event still names the original's hash
+
+
+# Text as the chain's events hold it: any character a stored symbol, side or kind could contain,
+# control characters, quotes, backslashes, non-ASCII and astral ones included (no lone
+# surrogates: they cannot be stored as UTF-8).
+_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
+_VALUE = st.one_of(st.none(), st.integers(-(2**62), 2**62), _TEXT)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_TEXT, _VALUE, max_size=12))
+def test_the_service_hashes_the_canonical_json_the_verifier_rebuilds(
+    event: dict[str, object],
+) -> None:
+    body, digest = _hash_body(dict(event))
+    assert body == canonical(event)
+    assert digest == event_hash(canonical(event))
+
+
+def test_milliseconds_keep_their_second_around_the_epoch_and_midnight() -> None:
+    assert iso_ms(-1) == "1969-12-31T23:59:59.999Z"
+    assert iso_ms(0) == "1970-01-01T00:00:00.000Z"
+    assert iso_ms(1_764_115_199_999) == "2025-11-25T23:59:59.999Z"
+    assert iso_ms(1_764_115_200_000) == "2025-11-26T00:00:00.000Z"

@@ -1,9 +1,13 @@
 """Helpers for conditional orders through /v1."""
 
 import asyncio
+from decimal import Decimal
 from typing import Any
 
+from fastapi import FastAPI
+
 from tests.conftest import User
+from tests.trading_api.helpers import sim
 
 
 async def conditional(user: User, **body: Any) -> dict[str, Any]:
@@ -23,3 +27,9 @@ async def wait_for_conditional(
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"{conditional_id} stayed {current['status']}, wanted {status}")
         await asyncio.sleep(0.02)
+
+
+async def set_mark_and_last(app: FastAPI, symbol: str, mark: str, last: str) -> None:
+    """Pin the mark and, apart from it, the last traded price (a trade away from the mark): what
+    watches one can then be told from what watches the other."""
+    await sim(app).set_price(symbol, Decimal(mark), last=Decimal(last))

@@ -79,3 +79,48 @@ async def test_set_replace_and_remove_tpsl_on_a_position(user: User, app: FastAP
         "/v1/conditional-order", params={"portfolio_id": pid, "status": "open"}
     )
     assert waiting.json()["conditional_orders"] == []
+
+
+async def test_hedge_mode_protects_each_side_of_a_symbol_apart(user: User, app: FastAPI) -> None:
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    mode = await user.client.put(
+        f"/v1/portfolios/{pid}/position-mode", json={"hedge": True}, headers=user.write_headers()
+    )
+    assert mode.status_code == 200, mode.text
+    for side, position_side in (("buy", "LONG"), ("sell", "SHORT")):
+        await order(
+            user,
+            portfolio_id=pid,
+            symbol="BTCUSDT",
+            side=side,
+            type="market",
+            quantity="0.01",
+            position_side=position_side,
+        )
+    path = f"/v1/portfolios/{pid}/positions/BTCUSDT/tpsl"
+    unnamed = await user.post(path, json={"stop_loss": "57000"})
+    assert unnamed.status_code == 400, unnamed.text
+    assert unnamed.json()["error"] == "position_side_mismatch"
+    assert "name the position side" in unnamed.json()["msg"]
+    long = await user.post(path, json={"stop_loss": "57000", "position_side": "LONG"})
+    assert [(c["side"], c["position_side"]) for c in long.json()] == [("sell", "LONG")]
+    short = await user.post(
+        path, json={"take_profit": "55000", "stop_loss": "63000", "position_side": "SHORT"}
+    )
+    assert [(c["side"], c["position_side"]) for c in short.json()] == [
+        ("buy", "SHORT"),
+        ("buy", "SHORT"),
+    ]
+    waiting = await user.get(
+        "/v1/conditional-order", params={"portfolio_id": pid, "status": "open"}
+    )
+    assert len(waiting.json()["conditional_orders"]) == 3  # setting SHORT's kept LONG's stop
+    await set_price(app, "BTCUSDT", "56900")  # LONG's stop fires; SHORT's exits stay
+    await wait_for_conditional(user, long.json()[0]["id"], "triggered")
+    assert list(await positions(user, pid)) == ["BTCUSDT"]  # the SHORT one
+    await set_price(app, "BTCUSDT", "54900")  # SHORT's take-profit; its stop is cancelled
+    await wait_for_conditional(user, short.json()[0]["id"], "triggered")
+    canceled = await wait_for_conditional(user, short.json()[1]["id"], "canceled")
+    assert "one-cancels-other" in canceled["reason"]
+    assert await positions(user, pid) == {}

@@ -80,6 +80,26 @@ async def _trade(url: str, key: str, portfolio: int, stop: asyncio.Event) -> Non
                 await asyncio.sleep(0.1)
 
 
+PER_LIFE = 7  # the leader's fills in each life of the service
+
+
+def _leader_fills(db: Path, leader: int) -> int:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM outbox_events WHERE type = 'order.filled' AND portfolio_id = ?",
+            (leader,),
+        ).fetchone()
+    return int(row[0])
+
+
+async def _until_filled(db: Path, leader: int, count: int, within: float = 90) -> int:
+    deadline = asyncio.get_running_loop().time() + within
+    while (seen := await asyncio.to_thread(_leader_fills, db, leader)) < count:
+        assert asyncio.get_running_loop().time() < deadline, f"{seen} fills, wanted {count}"
+        await asyncio.sleep(0.1)
+    return seen
+
+
 def _pending(db: Path) -> int:
     with sqlite3.connect(db) as conn:
         last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM outbox_events").fetchone()[0]
@@ -98,11 +118,14 @@ async def test_every_copy_exists_once_after_kill_minus_nine(tmp_path: Path) -> N
         key, leader, followers = await _setup(service.url)
         stop = asyncio.Event()
         trader = asyncio.create_task(_trade(service.url, key, leader, stop))
+        # Each life of the service fills some of the leader's orders before it is killed
+        # mid-flight (counted, not timed: a restart on a loaded machine takes seconds).
+        filled = 0
         for _ in range(3):
-            await asyncio.sleep(1.5)
+            filled = await _until_filled(db, leader, filled + PER_LIFE)
             await asyncio.to_thread(service.kill)
             await asyncio.to_thread(service.start)
-        await asyncio.sleep(1.5)
+        await _until_filled(db, leader, filled + PER_LIFE)
         stop.set()
         await trader
         for _ in range(600):  # the mirror catches up with every committed fill

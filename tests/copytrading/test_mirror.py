@@ -168,3 +168,30 @@ async def test_follow_rules(app: FastAPI, user_factory: object) -> None:
     assert (await leader.post(f"/v1/copy/relations/{made['id']}/pause")).status_code == 404
     listed = await follower.get("/v1/copy/relations")
     assert [r["id"] for r in listed.json()] == [made["id"]]
+
+
+async def test_fixed_ratio_sizes_the_worked_example(app: FastAPI, user_factory: object) -> None:
+    leader: User = await user_factory()  # type: ignore[operator]
+    follower: User = await user_factory()  # type: ignore[operator]
+    led, mine = await leader_and_follower(leader, follower, balance="10002.5")
+    await set_price(app, "BTCUSDT", "50000")
+    relation = await follow(
+        follower,
+        led["id"],
+        mine["id"],
+        mode="fixed_ratio",
+        allocation=2000,
+        leverage=10,
+    )
+    await market(leader, led["id"], "BTCUSDT", "buy", "0.1")
+    # docs/social.md: 0.1 BTC at 50,000 at the leader's 20x is 250 of margin; the 2.5 taker
+    # fee leaves a balance of 10,000, so the order put 2.5 % of it in. 2.5 % of the 2,000
+    # allocation at 10x at 50,000 is 0.01 BTC.
+    leader_side = (await leader.get(f"/v1/portfolios/{led['id']}")).json()
+    assert Decimal(str(leader_side["balance"])) == Decimal(10000)
+    (copy,) = await trades(follower, relation["id"], 1)
+    assert (copy["status"], copy["leg"]) == ("copied", "open")
+    assert Decimal(str(copy["quantity"])) == Decimal("0.01")
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == Decimal("0.01")
+    order = (await follower.get(f"/v1/order/{copy['follower_order_id']}")).json()
+    assert Decimal(str(order["filled_quantity"])) == Decimal("0.01")

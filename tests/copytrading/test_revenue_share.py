@@ -86,6 +86,68 @@ async def test_unfollow_settles_the_worked_example(app: FastAPI, user_factory: A
     assert again.status_code == 409 and again.json()["error"] == "copy_ended"
 
 
+async def test_unfollow_keeping_positions_settles_only_what_was_realised(
+    app: FastAPI, user_factory: Any
+) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "BTCUSDT", "50000")
+    relation = await follow(
+        follower,
+        led["id"],
+        mine["id"],
+        mode="fixed_amount",
+        amount=100,
+        allocation=1000,
+        leverage=10,
+    )
+    await market(leader, led["id"], "BTCUSDT", "buy", "0.01")  # copied: 0.02 BTC, fee 0.5
+    await trades(follower, relation["id"], 1)
+    await set_price(app, "BTCUSDT", "51000")
+    await market(leader, led["id"], "BTCUSDT", "sell", "0.005")  # a half: 0.01 of 0.02
+    await trades(follower, relation["id"], 2)
+    # Realised 0.01 × 1,000 = 10, less fees of 0.5 and 0.01 × 51,000 × 0.05 % = 0.255: 9.245.
+    leader_before = await wallet_balance(leader)
+
+    ended = await follower.post(
+        f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": False}
+    )
+    assert ended.status_code == 200, ended.text
+    assert (ended.json()["status"], ended.json()["end_reason"]) == ("ended", "unfollow")
+    # The 0.01 BTC left stays open as the follower's own; its unrealised 10 is not shared.
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == Decimal("0.01")
+    (event,) = (await follower.get("/v1/copy/settlements")).json()
+    assert (event["reason"], event["net_pnl"], event["hwm_before"]) == ("unfollow", 9.245, 0)
+    assert (event["hwm_after"], event["fee"]) == (9.245, 0.9245)
+    assert await wallet_balance(leader) == leader_before + Decimal("0.9245")
+
+    # Closing them later is the follower's own trade: the ended relation does not count it.
+    await market(follower, mine["id"], "BTCUSDT", "sell", "0.01")
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == 0
+    seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
+    assert (seen["cum_net_pnl"], seen["fees_paid"]) == (9.245, 0.9245)
+    assert len((await follower.get("/v1/copy/settlements")).json()) == 1
+
+
+async def test_a_profit_share_above_30_pct_is_refused(user_factory: Any) -> None:
+    leader: User = await user_factory()
+    led = await leader.portfolio(name="lead", visibility="public")
+    path = f"/v1/copy/leaders/{led['id']}"
+
+    async def put(pct: Any) -> Any:
+        body = {"profit_share_pct": pct}
+        return await leader.client.put(path, json=body, headers=leader.write_headers())
+
+    refused = await put("30.01")
+    assert refused.status_code == 422 and set(refused.json()) == {"error", "msg"}
+    assert refused.json()["error"] == "validation_error"
+    assert "profit_share_pct" in refused.json()["msg"]
+    assert (await leader.get(path)).json()["profit_share_pct"] == 10  # unchanged
+    top = await put(30)
+    assert top.status_code == 200 and top.json()["profit_share_pct"] == 30
+
+
 async def test_weekly_job_settles_only_without_open_positions(
     app: FastAPI, user_factory: Any
 ) -> None:

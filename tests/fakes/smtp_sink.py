@@ -17,11 +17,29 @@ from aiosmtpd.controller import Controller
 class Sink:
     messages: list[EmailMessage] = field(default_factory=list)
     port: int = 0
+    # For the crash tests: hold the conversation after RCPT TO (before the content) or after
+    # the content arrived (before answering DATA), until released; `held` says it is held.
+    hold: str = ""  # "" | "rcpt" | "data"
+    held: bool = False
+
+    async def _wait_while(self, step: str) -> None:
+        while self.hold == step:  # the controller's own thread and loop: polled, not awaited
+            self.held = True
+            await asyncio.sleep(0.02)
+        self.held = False
+
+    async def handle_RCPT(
+        self, server: Any, session: Any, envelope: Any, address: str, options: Any
+    ) -> str:
+        envelope.rcpt_tos.append(address)
+        await self._wait_while("rcpt")
+        return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         parsed = email.message_from_bytes(envelope.content, policy=email.policy.default)
         assert isinstance(parsed, EmailMessage)
         self.messages.append(parsed)
+        await self._wait_while("data")
         return "250 Message accepted for delivery"
 
     def to(self, address: str) -> list[EmailMessage]:
@@ -38,10 +56,10 @@ class Sink:
 
 
 @asynccontextmanager
-async def smtp_sink() -> AsyncIterator[Sink]:
+async def smtp_sink(port: int = 0) -> AsyncIterator[Sink]:
     sink = Sink()
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind(("127.0.0.1", port))
         sink.port = probe.getsockname()[1]
     controller = Controller(sink, hostname="127.0.0.1", port=sink.port)
     controller.start()

@@ -38,6 +38,10 @@ class FakeTelegram:
     retry_after: int = 1
     flooded_at: list[float] = field(default_factory=list)  # when each 429 was answered
     base_url: str = ""
+    # For the crash tests: a sendMessage is recorded (so it counts as posted), then its answer
+    # is held while `hold` is set; `held` says one is being held.
+    hold: bool = False
+    held: bool = False
 
     def to(self, chat_id: int) -> list[str]:
         return [s.text for s in self.sent if s.chat_id == chat_id]
@@ -87,6 +91,10 @@ class FakeTelegram:
             )
         text = str(form["text"])
         self.sent.append(Sent(chat_id, text, form.get("parse_mode"), time.monotonic()))
+        while self.hold:
+            self.held = True
+            await asyncio.sleep(0.02)
+        self.held = False
         result = {
             "message_id": len(self.sent),
             "date": int(time.time()),
@@ -97,11 +105,12 @@ class FakeTelegram:
 
 
 @asynccontextmanager
-async def fake_telegram() -> AsyncIterator[FakeTelegram]:
+async def fake_telegram(port: int = 0) -> AsyncIterator[FakeTelegram]:
     fake = FakeTelegram()
     app = Starlette(routes=[Route("/bot{token}/{method}", fake._method, methods=["GET", "POST"])])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
     task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -141,18 +141,34 @@ async def test_modes_configuration_and_brackets(bot: Bot) -> None:
     assert (await bot.error("POST", "/v1/positionSide/dual", {"dualSidePosition": "false"}))[
         :2
     ] == (400, -4059)
-    hedge = await bot.error("POST", "/v1/positionSide/dual", {"dualSidePosition": "true"})
-    assert hedge[:2] == (400, -1130) and "hedge mode is not supported" in hedge[2]
+    hedge = await bot.ok("POST", "/v1/positionSide/dual", {"dualSidePosition": "true"})
+    assert hedge == {"code": 200, "msg": "success"}
+    assert await bot.ok("GET", "/v1/positionSide/dual") == {"dualSidePosition": True}
+    assert (await bot.ok("GET", "/v1/accountConfig"))["dualSidePosition"] is True
+    assert (await bot.error("POST", "/v1/positionSide/dual", {"dualSidePosition": "TRUE"}))[:2] == (
+        400,
+        -4059,
+    )
+    await bot.ok("POST", "/v1/positionSide/dual", {"dualSidePosition": "false"})
     assert await bot.ok("GET", "/v1/multiAssetsMargin") == {"multiAssetsMargin": False}
     assert (await bot.error("POST", "/v1/multiAssetsMargin", {"multiAssetsMargin": "false"}))[
         1
     ] == -4171
     same = await bot.error("POST", "/v1/marginType", {"symbol": "BTCUSDT", "marginType": "CROSSED"})
     assert same == (400, -4046, "No need to change margin type.")
-    isolated = await bot.error(
+    isolated = await bot.ok(
         "POST", "/v1/marginType", {"symbol": "BTCUSDT", "marginType": "ISOLATED"}
     )
-    assert isolated[:2] == (400, -1130) and "cross margin only" in isolated[2]
+    assert isolated == {"code": 200, "msg": "success"}
+    shown = await bot.ok("GET", "/v1/symbolConfig", {"symbol": "BTCUSDT"})
+    assert shown[0]["marginType"] == "ISOLATED"
+    again = await bot.error(
+        "POST", "/v1/marginType", {"symbol": "BTCUSDT", "marginType": "isolated"}
+    )
+    assert again == (400, -4046, "No need to change margin type.")
+    await bot.ok("POST", "/v1/marginType", {"symbol": "BTCUSDT", "marginType": "CROSSED"})
+    bad = await bot.error("POST", "/v1/marginType", {"symbol": "BTCUSDT", "marginType": "BOTH"})
+    assert bad[:2] == (400, -1130)
 
     brackets = await bot.ok("GET", "/v1/leverageBracket")
     assert len(brackets) > 20

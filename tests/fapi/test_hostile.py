@@ -193,6 +193,8 @@ async def test_unknown_paths_methods_and_unsupported_endpoints(
         ("GET", "/fapi/", 404, -5000),
         ("DELETE", "/fapi/v1/ping", 405, -5000),
         ("PATCH", "/fapi/v1/order", 405, -5000),
+        ("PUT", "/fapi/v1/positionMargin", 405, -5000),  # offered for POST only
+        ("DELETE", "/fapi/v1/positionMargin/history", 405, -5000),  # GET only
         ("PUT", "/fapi/v1/order", 400, -1020),
         ("POST", "/fapi/v1/batchOrders", 400, -1020),
         ("POST", "/fapi/v1/listenKey", 400, -1020),

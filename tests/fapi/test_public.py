@@ -48,7 +48,15 @@ async def test_ping_time_and_exchange_info(fapi_client: httpx.AsyncClient) -> No
     assert set(btc) >= SYMBOL_FIELDS
     assert btc["contractType"] == "PERPETUAL" and btc["status"] == "TRADING"
     assert btc["deliveryDate"] == 4133404800000 and btc["marginAsset"] == "USDT"
-    assert {"LIMIT", "MARKET"} <= set(btc["orderTypes"])
+    conditional = {
+        "STOP",
+        "STOP_MARKET",
+        "TAKE_PROFIT",
+        "TAKE_PROFIT_MARKET",
+        "TRAILING_STOP_MARKET",
+    }
+    for listed in info["symbols"]:  # every symbol takes the stop and take-profit orders
+        assert set(listed["orderTypes"]) == {"LIMIT", "MARKET"} | conditional, listed["symbol"]
     filters = {f["filterType"]: f for f in btc["filters"]}
     assert filters["PRICE_FILTER"]["tickSize"] == "0.10"
     assert filters["LOT_SIZE"] == {

@@ -9,6 +9,7 @@ from papertrade.config import Settings
 from papertrade.keys import service as keys
 from papertrade.kit.security import hash_password
 from papertrade.models import LedgerEntry, Order, Portfolio, User
+from papertrade.uow import UnitOfWork
 from tests.conftest import bearer, client_for, running_app
 from tests.foundation.test_email_case import _migrate
 
@@ -26,7 +27,8 @@ async def _write_as_the_previous_release(url: str) -> tuple[str, int, int]:
             user = User(email="old@example.com", password_hash=hash_password(PASSWORD))
             session.add(user)
             await session.flush()
-            _, key = await keys.create(session, user.id, "from the old release", "write")
+            uow = UnitOfWork(session)
+            _, key = await keys.create(uow, user.id, "from the old release", "write")
             portfolio = Portfolio(
                 user_id=user.id,
                 name="kept",

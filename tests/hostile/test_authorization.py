@@ -31,7 +31,7 @@ from websockets.asyncio.client import connect
 
 from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
-from papertrade.models import LiveAccount
+from papertrade.models import LiveAccount, TelegramChannel
 from papertrade.recharge import service as recharges
 from papertrade.trading.enums import LedgerKind
 from papertrade.wallet import service as wallets
@@ -51,6 +51,9 @@ NOT_OWNED = {
     RouteKey("GET", "/v1/chain/roots/{day}"): "a day's attestation root is public",
     RouteKey("GET", "/api/chain/roots/{day}"): "a day's attestation root is public",
     RouteKey("GET", "/signup"): "?code= only pre-fills the sign-up form",
+    RouteKey("GET", "/email/verify"): "the page only shows a button; the API checks the token",
+    RouteKey("GET", "/password/reset"): "the page only shows a form; the API checks the token",
+    RouteKey("GET", "/u/{user_id}"): "a public profile page (its API shows no e-mail)",
     **{
         RouteKey(method, prefix + path): why
         for prefix in ("/v1", "/api")
@@ -115,7 +118,9 @@ class World:
     a_relation_id: int = 0
     a_subscription_id: int = 0
     a_comment_id: int = 0
+    a_strategy_comment_id: int = 0  # A's comment on A's private strategy
     a_live_id: int = 0  # A's live account (a row: no exchange is needed to be refused)
+    a_channel_id: int = 0  # A's connected Telegram channel (a row: no bot needed to refuse)
 
     @property
     def a_pids(self) -> set[int]:
@@ -254,6 +259,7 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
             compat["prefix"],
             token["prefix"],
             a.email,
+            *[code["code"] for code in (await a.get("/v1/launch/invitations")).json()],
         },
         b_key=await b.api_key("write"),
         b_pid=b_pid,
@@ -265,7 +271,19 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     )
     await add_strategies(world)
     world.a_live_id = await _a_live_account(app, a.id)
+    world.a_channel_id = await _a_channel(app, a.id, pid)
     return world
+
+
+async def _a_channel(app: FastAPI, user_id: int, portfolio_id: int) -> int:
+    chat_id = -1_000_000_000_000 - user_id
+    async with app.state.ctx.transaction() as uow:
+        uow.session.add(
+            TelegramChannel(
+                chat_id=chat_id, user_id=user_id, title="A-channel", portfolio_id=portfolio_id
+            )
+        )
+    return chat_id
 
 
 async def _a_live_account(app: FastAPI, user_id: int) -> int:
@@ -323,6 +341,8 @@ async def add_strategies(w: World) -> None:
     w.a_strategy_id, w.a_strategy_code = private["id"], private["code"]
     w.a_pub_strategy_id, w.a_backtest_id = public["id"], backtest.json()["id"]
     w.a_deployment_id, w.b_strategy_id = deployment["id"], theirs["id"]
+    note = {"strategy_id": private["id"], "text": f"A-note-{w.tag}"}
+    w.a_strategy_comment_id = (await _created(await w.a.post("/v1/comments", json=note)))["id"]
 
 
 async def _a_recharge_order(app: FastAPI, user_id: int) -> int:
@@ -630,13 +650,16 @@ PROBES: list[Probe] = [
         404,
         frozenset({"api_key_not_found"}),
     ),
-    Probe(
-        "GET",
-        "/portfolios/{code}/public",
-        lambda w: {"code": w.a_code},
-        404,
-        frozenset({"portfolio_not_found"}),
-    ),
+    *[
+        Probe(  # A's private portfolio has no public record, curve or positions
+            "GET",
+            "/portfolios/{code}/public" + rest,
+            lambda w: {"code": w.a_code},
+            404,
+            frozenset({"portfolio_not_found"}),
+        )
+        for rest in ("", "/equity-curve", "/positions")
+    ],
     Probe(
         "GET",
         "/portfolios/by_code/{code}",
@@ -697,6 +720,17 @@ PROBES: list[Probe] = [
     ),
     Probe("POST", "/order", nothing, 201, body=b_order_with_a_client_id, once=True),
     *[
+        Probe(  # what an order would do on A's portfolio: as unknown as the portfolio
+            "POST",
+            "/order/preview",
+            nothing,
+            404,
+            frozenset({"portfolio_not_found"}),
+            body=market_order(pid_of),
+        )
+        for pid_of in (lambda w: w.a_pid, lambda w: w.a_pub_pid)
+    ],
+    *[
         Probe(method, "/order/{order_id}", pick, 404, NOT_FOUND_ORDER)
         for method in ("GET", "DELETE")
         for pick in (
@@ -744,6 +778,19 @@ PROBES: list[Probe] = [
     ),
     *on_a("GET", PORTFOLIO + "/positions"),
     *on_a("POST", PORTFOLIO + "/leverage", body=lambda w: {"symbol": "ETHUSDT", "leverage": 3}),
+    *on_a(
+        "PUT",
+        PORTFOLIO + "/margin-type",
+        body=lambda w: {"symbol": "ETHUSDT", "margin_type": "isolated"},
+    ),
+    *on_a(
+        "POST",
+        PORTFOLIO + "/positions/margin",
+        body=lambda w: {"symbol": "ETHUSDT", "action": "reduce", "amount": "1"},
+    ),
+    *on_a("GET", PORTFOLIO + "/positions/margin-history"),
+    *on_a("GET", PORTFOLIO + "/position-mode"),
+    *on_a("PUT", PORTFOLIO + "/position-mode", body=lambda w: {"hedge": True}),
     *on_a("GET", PORTFOLIO + "/equity"),
     *on_a("GET", PORTFOLIO + "/ledger"),
     b_list_past_a(PORTFOLIO + "/ledger"),
@@ -828,6 +875,36 @@ PROBES: list[Probe] = [
         )
     ],
     Probe("GET", "/inbox", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    Probe("GET", "/tg/messages", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    Probe(
+        "GET",
+        "/user/email/messages",
+        nothing,
+        200,
+        query=lambda w: {"before_id": w.beyond_every_id},
+    ),
+    *[
+        Probe(
+            method,
+            "/tg/channels/{chat_id}",
+            lambda w: {"chat_id": w.a_channel_id},
+            404,
+            frozenset({"telegram_channel_not_found"}),
+            body=body,
+        )
+        for method, body in (
+            ("PUT", lambda w: {"portfolio_id": None}),
+            ("DELETE", None),
+        )
+    ],
+    Probe(
+        "PUT",
+        "/webhook-sources/{source_id}/signal",
+        lambda w: {"source_id": w.a_source_id},
+        404,
+        frozenset({"webhook_source_not_found"}),
+        body=lambda w: {"portfolio_id": None},
+    ),
     *[
         Probe(
             method,
@@ -904,14 +981,22 @@ PROBES: list[Probe] = [
             ("POST", "/recharge/orders/{order_id}/cancel"),
         )
     ],
-    Probe(
-        "GET",
-        "/feedback/{feedback_id}",
-        lambda w: {"feedback_id": w.a_feedback_id},
-        404,
-        frozenset({"feedback_not_found"}),
-    ),
+    *[
+        Probe(
+            method,
+            template,
+            lambda w: {"feedback_id": w.a_feedback_id},
+            404,
+            frozenset({"feedback_not_found"}),
+        )
+        for method, template in (
+            ("GET", "/feedback/{feedback_id}"),
+            ("GET", "/feedback/{feedback_id}/screenshot"),
+            ("PUT", "/feedback/{feedback_id}/screenshot"),
+        )
+    ],
     Probe("GET", "/feedback", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}),
+    Probe("GET", "/launch/invitations", nothing, 200),  # B's own codes only (A's: a_strings)
     Probe(  # A's webhook token is no waitlist link
         "POST",
         "/launch/waitlist/verify",
@@ -957,6 +1042,8 @@ PROBES: list[Probe] = [
             ("POST", "/rotate", lambda w: {"api_key": "k", "api_secret": "s"}),
             ("GET", "/orders", None),
             ("POST", "/kill", lambda w: {"close_positions": True}),
+            ("GET", "/reconciliations", None),
+            ("POST", "/reconcile", None),
         )
         for pick in (lambda w: {"account_id": w.a_live_id},)
     ],
@@ -1107,6 +1194,41 @@ PROBES += [  # comments (docs/comments.md): A's comment on A's private portfolio
         )
     ],
 ]
+PROBES += [  # comments on strategies: A's comment on A's private strategy
+    *[
+        Probe(
+            method,
+            "/comments/{comment_id}",
+            lambda w: {"comment_id": w.a_strategy_comment_id},
+            404,
+            frozenset({"comment_not_found"}),
+            body=body,
+        )
+        for method, body in (("PATCH", lambda w: {"text": "B was here"}), ("DELETE", None))
+    ],
+    Probe(
+        "GET",
+        "/comments",
+        nothing,
+        404,
+        frozenset({"strategy_not_found"}),
+        query=lambda w: {"strategy_id": w.a_strategy_id},
+    ),
+    *[
+        Probe("POST", "/comments", nothing, 404, frozenset({error}), body=body)
+        for error, body in (
+            ("strategy_not_found", lambda w: {"strategy_id": w.a_strategy_id, "text": "hi"}),
+            (  # a reply under B's own strategy to A's hidden comment
+                "comment_not_found",
+                lambda w: {
+                    "strategy_id": w.b_strategy_id,
+                    "text": "hi",
+                    "parent_id": w.a_strategy_comment_id,
+                },
+            ),
+        )
+    ],
+]
 WEBHOOK = "/webhook/tv/{token}"  # under the native prefixes, and at the root
 
 
@@ -1231,6 +1353,14 @@ async def walk_web_pages(w: World, cov: Coverage) -> None:
     assert page.status_code < 500
     assert_no_leak(page, w, ("public page", w.a_code))
     cov.add(RouteKey("GET", "/p/{code}"))
+    page = await w.b.get(f"/app/strategies/{w.a_strategy_id}")  # the editor: its owner's only
+    assert page.status_code == 404, page.status_code
+    assert_no_leak(page, w, ("strategy page", w.a_strategy_id))
+    cov.add(RouteKey("GET", "/app/strategies/{strategy_id}"))
+    page = await w.b.get(f"/s/{w.a_strategy_code}")  # a shell; by_code refuses a private one
+    assert page.status_code < 500
+    assert_no_leak(page, w, ("public strategy page", w.a_strategy_code))
+    cov.add(RouteKey("GET", "/s/{code}"))
 
 
 # -- /fapi ----------------------------------------------------------------------------------------
@@ -1324,6 +1454,10 @@ FAPI_PROBES: dict[tuple[str, str], list[FapiProbe]] = {
     ("POST", "/v1/marginType"): [
         FapiProbe(lambda w: {"symbol": "BTCUSDT", "marginType": "CROSSED"}, 400, -4046)
     ],
+    ("POST", "/v1/positionMargin"): [  # B has no isolated position of its own
+        FapiProbe(lambda w: {"symbol": "ETHUSDT", "amount": "1", "type": "2"}, 400, -4049)
+    ],
+    ("GET", "/v1/positionMargin/history"): [FapiProbe(lambda w: {"symbol": "ETHUSDT"})],
     ("GET", "/v1/algoOrder"): [FapiProbe(A_STOP, 400, -2013)],
     ("DELETE", "/v1/algoOrder"): [FapiProbe(A_STOP, 400, -2011)],
     ("POST", "/v1/algoOrder"): [
@@ -1412,7 +1546,15 @@ def planned_coverage(app: FastAPI) -> set[RouteKey]:
     planned |= {RouteKey("POST", prefix + WEBHOOK) for prefix in [*native, ""]}
     planned |= {RouteKey("WS", path) for path in ws}
     planned |= {RouteKey("ANY", mount) for mount in fapi + foreign}
-    planned |= {RouteKey("GET", "/app/portfolios/{portfolio_id}"), RouteKey("GET", "/p/{code}")}
+    planned |= {
+        RouteKey("GET", path)
+        for path in (
+            "/app/portfolios/{portfolio_id}",
+            "/p/{code}",
+            "/app/strategies/{strategy_id}",
+            "/s/{code}",
+        )
+    }
     return planned
 
 

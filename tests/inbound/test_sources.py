@@ -13,7 +13,7 @@ from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook
 
 from papertrade.config import Settings
-from papertrade.models import EmailMessage
+from papertrade.models import EmailMessage, InboundEvent
 from tests.conftest import User, client_for, running_app, sign_up
 from tests.notifications.helpers import wait_for_inbox
 
@@ -78,6 +78,62 @@ async def test_a_hard_bounce_suppresses_the_address_once(isolated_settings: Sett
             rows = await session.execute(select(EmailMessage.to_address, EmailMessage.status))
             statuses = {row[0]: row[1] for row in rows}
         assert statuses == {user.email: "bounced", other.email: "delivered"}
+
+
+async def _mail_status(app: FastAPI, user: User, within: float = 10) -> str:
+    """The status of the user's last mail in their history, once the provider's events were
+    all handled (in the background)."""
+    deadline = time.monotonic() + within
+    while True:
+        async with app.state.ctx.db.reader() as session:
+            waiting = await session.scalar(
+                select(InboundEvent.id).where(InboundEvent.processed_at.is_(None)).limit(1)
+            )
+        if waiting is None:
+            break
+        assert time.monotonic() < deadline, "inbound events not processed"
+        await asyncio.sleep(0.05)
+    listed = (await user.get("/v1/user/email/messages")).json()["messages"]
+    return str(listed[0]["status"])
+
+
+async def test_a_delay_a_delivery_and_a_complaint_each_show_in_the_mail_history(
+    isolated_settings: Settings,
+) -> None:
+    settings = isolated_settings.model_copy(update={"resend_webhook_secret": SECRET})
+    async with running_app(settings) as app:
+        user, other = await sign_up(app), await sign_up(app)
+        async with app.state.ctx.transaction() as uow:  # a notification mailed to each
+            for who in (user, other):
+                uow.session.add(
+                    EmailMessage(
+                        to_address=who.email, user_id=who.id, subject="s", body="b", status="sent"
+                    )
+                )
+
+        def event(kind: str, who: User) -> dict[str, Any]:
+            return {"type": f"email.{kind}", "data": {"to": [who.email], "subject": "s"}}
+
+        assert (await _resend(app, event("delivery_delayed", user), "m1")).status_code == 200
+        assert await _mail_status(app, user) == "delayed"
+        assert await _mail_status(app, other) == "sent"  # only the delayed address
+        await _resend(app, event("delivered", user), "m2")
+        assert await _mail_status(app, user) == "delivered"
+        await _resend(app, event("delivery_delayed", user), "m3")  # late, out of order
+        assert await _mail_status(app, user) == "delivered"
+        await _resend(app, event("complained", user), "m4")  # the reader marked it spam
+        assert await _mail_status(app, user) == "complained"
+        assert (await _suppressed(user))["suppressed_reason"] == "complained"
+        await _resend(app, event("delivered", user), "m5")  # a complaint is final
+        assert await _mail_status(app, user) == "complained"
+
+        await _resend(app, event("delivery_delayed", other), "m6")
+        bounced = {
+            "type": "email.bounced",
+            "data": {"to": [other.email], "bounce": {"type": "Permanent"}},
+        }
+        await _resend(app, bounced, "m7")
+        assert await _mail_status(app, other) == "bounced"  # a permanent bounce after the delay
 
 
 async def test_bad_or_stale_signatures_are_refused_before_parsing(

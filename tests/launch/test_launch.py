@@ -195,6 +195,31 @@ async def test_waitlist_joins_are_limited_per_address(settings: Settings) -> Non
     assert answers == [202, 202, 429]
 
 
+async def test_waitlist_mode_refuses_a_signup_without_a_code_and_points_to_the_waitlist(
+    app: FastAPI, settings: Settings
+) -> None:
+    email = unique_email()
+    async with app.state.ctx.transaction() as uow:
+        code = (await service.create_code(uow, owner_id=None)).code
+    waiting = settings.model_copy(update={"registration_mode": "waitlist"})
+    async with running_app(waiting) as gate:
+        async with client_for(gate) as anon:
+            assert (await anon.get("/v1/launch/registration")).json() == {"mode": "waitlist"}
+        for body in ({}, {"invite_code": ""}, {"invite_code": "ZZZZZZZZ"}):
+            refused = await _signup(gate, email=email, **body)
+            assert refused.status_code == 403, body
+            assert refused.json()["error"] == "invite_required"
+            assert "join the waitlist" in refused.json()["msg"]
+        async with client_for(gate) as anon:
+            login = await anon.post(
+                "/v1/auth/login",
+                json={"email": email, "password": "s3cret-pass-words"},
+                headers={"Origin": ORIGIN},
+            )
+        assert login.status_code == 401  # no account was made
+        assert (await _signup(gate, email=email, invite_code=code)).status_code == 201
+
+
 async def test_waitlist_bad_input(app: FastAPI) -> None:
     async with client_for(app) as anon:
         for body in [{}, {"email": "not-an-email"}, {"email": "a@example.com", "x": 1}]:

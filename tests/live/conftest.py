@@ -3,10 +3,12 @@ Binance-compatible, so the real ccxt client in live/ talks to it over HTTP. A fa
 in between and can answer errors or lose the answer of an order that went through."""
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -30,16 +32,64 @@ class Faults:
     errors_left: int = 0  # answer HTTP 503 to this many order requests (status unknown)
     rejections_left: int = 0  # answer "margin is insufficient" to this many order requests
     lose_order_answers: int = 0  # let this many orders through, then hang past the timeout
+    drop_after_order: int = 0  # let this many orders through, then drop the connection
+    drop_before_order: int = 0  # drop the connection of this many orders before forwarding
+    hang_before_order: int = 0  # hold this many orders past the timeout, never forwarded
+    drop_before_cancel: int = 0  # drop the connection of this many cancel-alls, not forwarded
     orders_seen: int = 0
+    # Binance's GET /sapi/v1/account/apiRestrictions: None = the host has no such endpoint
+    # (a testnet, another Papertrade), else the answer it gives for the key.
+    restrictions: dict[str, object] | None = None
+    restriction_queries: int = 0
+    # Rewrites canTrade in the account answer (GET /fapi/v2|v3/account): False = a key that may
+    # not trade futures. None leaves the exchange's own answer (Papertrade's is always true).
+    can_trade: bool | None = None
+
+
+class Dropped(Response):
+    """Starts an answer and drops the connection halfway: the client sees it cut mid-order."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", b"400")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b'{"orderId', "more_body": True})
+        raise ConnectionResetError("the fault proxy dropped the connection")
 
 
 def fault_proxy(upstream: str, faults: Faults) -> FastAPI:
     proxy = FastAPI()
 
+    @proxy.get("/sapi/v1/account/apiRestrictions")
+    async def restrictions(request: Request) -> Response:
+        faults.restriction_queries += 1
+        if faults.restrictions is None:
+            return Response("Not Found", status_code=404)
+        if "signature" not in request.query_params or not request.headers.get("X-MBX-APIKEY"):
+            return Response('{"code":-1102,"msg":"Mandatory parameter missing."}', 400)
+        return Response(json.dumps(faults.restrictions), media_type="application/json")
+
     @proxy.api_route("/{path:path}", methods=["GET", "POST", "DELETE", "PUT"])
     async def forward(path: str, request: Request) -> Response:
         is_order = request.method == "POST" and path == "fapi/v1/order"
+        cancels_all = request.method == "DELETE" and path == "fapi/v1/allOpenOrders"
+        if cancels_all and faults.drop_before_cancel > 0:
+            faults.drop_before_cancel -= 1
+            return Dropped()
         if is_order:
+            if faults.drop_before_order > 0:
+                faults.drop_before_order -= 1
+                faults.orders_seen += 1
+                return Dropped()
+            if faults.hang_before_order > 0:
+                faults.hang_before_order -= 1
+                faults.orders_seen += 1
+                await asyncio.sleep(3)  # past the client's timeout; never forwarded
+                return Response('{"code":-1007,"msg":"Timeout"}', status_code=408)
             faults.orders_seen += 1
             if faults.errors_left > 0:
                 faults.errors_left -= 1
@@ -55,10 +105,17 @@ def fault_proxy(upstream: str, faults: Faults) -> FastAPI:
                 content=await request.body(),
                 headers={k: v for k, v in request.headers.items() if k.lower() != "host"},
             )
+        if is_order and faults.drop_after_order > 0:
+            faults.drop_after_order -= 1
+            return Dropped()  # the order is in; the connection is cut before its answer
         if is_order and faults.lose_order_answers > 0:
             faults.lose_order_answers -= 1
             await asyncio.sleep(3)  # the order is in; its answer never arrives in time
-        return Response(answer.content, answer.status_code, media_type="application/json")
+        content = answer.content
+        account = path in ("fapi/v2/account", "fapi/v3/account") and answer.status_code == 200
+        if account and faults.can_trade is not None:
+            content = json.dumps({**answer.json(), "canTrade": faults.can_trade}).encode()
+        return Response(content, answer.status_code, media_type="application/json")
 
     return proxy
 

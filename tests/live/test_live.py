@@ -192,8 +192,13 @@ async def test_the_max_daily_loss_skips_the_order_and_fires_the_kill_switch(
     await market(user, source, "BTCUSDT", "buy", "0.1")
     rows = await settled(user, account_id, 2)
     assert rows[0]["status"] == "skipped" and "max daily loss" in rows[0]["answer"], rows[0]
-    account = (await user.get(f"/v1/live/accounts/{account_id}")).json()
-    assert account["status"] == "killed" and account["kill_reason"] == "max daily loss reached"
+    deadline = asyncio.get_running_loop().time() + 30
+    while (account := (await user.get(f"/v1/live/accounts/{account_id}")).json())[
+        "status"
+    ] != "killed":  # the skip is recorded, then the switch fires (its own transaction)
+        assert asyncio.get_running_loop().time() < deadline, account
+        await asyncio.sleep(0.1)
+    assert account["kill_reason"] == "max daily loss reached"
     assert await exchange_position(exchange) == Decimal("0.1")  # nothing more was bought
 
 

@@ -10,7 +10,7 @@ from papertrade.models import AccountToken, EmailMessage
 from tests.conftest import bearer, client_for, sign_up, unique_email
 from tests.mail.helpers import link_in, mail_app, text_of
 
-LINK = "/v1/auth/email/verify"
+LINK = "/email/verify"  # the web page; it posts the token to /v1/auth/email/verify
 
 
 async def test_the_address_changes_only_when_the_link_to_the_new_one_is_opened(
@@ -30,15 +30,16 @@ async def test_the_address_changes_only_when_the_link_to_the_new_one_is_opened(
         link = urlsplit(link_in(mail, LINK))
 
         async with client_for(app) as browser:  # the link works without signing in
-            opened = await browser.get(f"{link.path}?{link.query}")
+            opened = await browser.get(f"/v1/auth/email/verify?{link.query}")
             assert opened.status_code == 200, opened.text
             assert opened.json() == {
                 "email": new,
                 "verified": True,
                 "suppressed": False,
                 "suppressed_reason": None,
+                "frequency": "instant",
             }
-            reused = await browser.get(f"{link.path}?{link.query}")
+            reused = await browser.get(f"/v1/auth/email/verify?{link.query}")
             assert reused.status_code == 400 and reused.json()["error"] == "invalid_token"
 
             (notice,) = await sink.wait_for(user.email)  # the old address is told
@@ -76,10 +77,12 @@ async def test_a_new_request_voids_the_earlier_link(isolated_settings: Settings)
         (late,) = await sink.wait_for(second)
         async with client_for(app) as browser:
             stale = urlsplit(link_in(early, LINK))
-            refused = await browser.get(f"{stale.path}?{stale.query}")
+            refused = await browser.get(f"/v1/auth/email/verify?{stale.query}")
             assert refused.status_code == 400 and refused.json()["error"] == "invalid_token"
             fresh = urlsplit(link_in(late, LINK))
-            assert (await browser.get(f"{fresh.path}?{fresh.query}")).json()["email"] == second
+            assert (await browser.get(f"/v1/auth/email/verify?{fresh.query}")).json()[
+                "email"
+            ] == second
 
 
 async def test_a_taken_address_is_refused_when_asked_and_when_the_link_is_opened(
@@ -101,7 +104,7 @@ async def test_a_taken_address_is_refused_when_asked_and_when_the_link_is_opened
         async with client_for(app) as browser:  # someone signs up with it before the link
             created = await sign_up(app, email=wanted)
             link = urlsplit(link_in(mail, LINK))
-            late = await browser.get(f"{link.path}?{link.query}")
+            late = await browser.get(f"/v1/auth/email/verify?{link.query}")
             assert late.status_code == 409 and late.json()["error"] == "email_taken"
             await created.client.aclose()
         assert (await user.get("/v1/user/email")).json()["email"] == user.email

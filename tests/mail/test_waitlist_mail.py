@@ -1,6 +1,7 @@
 """The waitlist's e-mails: the double opt-in link and the invitation code, queued by the outbox
 consumer and sent through a local SMTP sink."""
 
+import asyncio
 from urllib.parse import parse_qs, urlsplit
 
 from sqlalchemy import select
@@ -23,8 +24,12 @@ async def test_a_waitlister_confirms_by_the_mailed_link_and_signs_up_with_the_ma
         (confirm,) = await sink.wait_for(email)  # the address as kept: lower case
         assert confirm["Subject"] == "Confirm your place on the Papertrade waitlist"
         assert "List-Unsubscribe" not in confirm  # transactional: no unsubscribe
-        link = urlsplit(link_in(confirm, "/v1/launch/waitlist/verify"))
-        opened = await anon.get(f"{link.path}?{link.query}")
+        link = urlsplit(link_in(confirm, "/waitlist/verify"))
+        assert link.path == "/waitlist/verify"  # the web page, which confirms with a POST
+        landing = await anon.get(f"{link.path}?{link.query}")
+        assert landing.status_code == 200 and "Confirming your place" in landing.text
+        (token,) = parse_qs(link.query)["token"]
+        opened = await anon.post("/v1/launch/waitlist/verify", json={"token": token})
         assert opened.status_code == 200, opened.text
         standing = opened.json()
         assert standing["verified"] is True and standing["position"] == 1
@@ -56,11 +61,12 @@ async def test_asking_again_mails_a_new_link_and_only_it_works(
         (first,) = await sink.wait_for(email)
         await anon.post("/v1/launch/waitlist", json={"email": email})
         (_, second) = await sink.wait_for(email, count=2)
-        old = urlsplit(link_in(first, "/v1/launch/waitlist/verify"))
-        new = urlsplit(link_in(second, "/v1/launch/waitlist/verify"))
-        stale = await anon.get(f"{old.path}?{old.query}")
+        old = urlsplit(link_in(first, "/waitlist/verify"))
+        new = urlsplit(link_in(second, "/waitlist/verify"))
+        stale = await anon.get(f"/v1/launch/waitlist/verify?{old.query}")
         assert stale.status_code == 404 and stale.json()["error"] == "waitlist_not_found"
-        assert (await anon.get(f"{new.path}?{new.query}")).json()["verified"] is True
+        fresh = await anon.get(f"/v1/launch/waitlist/verify?{new.query}")
+        assert fresh.json()["verified"] is True
 
 
 async def test_waitlist_mail_is_transactional_and_reaches_a_suppressed_address(
@@ -72,12 +78,21 @@ async def test_waitlist_mail_is_transactional_and_reaches_a_suppressed_address(
             uow.session.add(EmailSuppression(address=email, reason="unsubscribed"))
         await anon.post("/v1/launch/waitlist", json={"email": email})
         (mail,) = await sink.wait_for(email)  # the person just asked for it
-        assert "/v1/launch/waitlist/verify?token=wl_" in text_of(mail)
-        async with app.state.ctx.db.reader() as session:
-            rows = list(
-                await session.scalars(select(EmailMessage).where(EmailMessage.to_address == email))
-            )
-        assert [(row.transactional, row.status) for row in rows] == [(True, "sent")]
+        assert "/waitlist/verify?token=wl_" in text_of(mail)
+        # The SMTP sink has the mail a moment before the sender marks its row sent: wait for it.
+        deadline = asyncio.get_running_loop().time() + 10
+        while True:
+            async with app.state.ctx.db.reader() as session:
+                rows = list(
+                    await session.scalars(
+                        select(EmailMessage).where(EmailMessage.to_address == email)
+                    )
+                )
+            seen = [(row.transactional, row.status) for row in rows]
+            if seen != [(True, "sending")] or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        assert seen == [(True, "sent")]
 
 
 async def test_a_bad_link_token_is_refused_in_the_documented_shape(

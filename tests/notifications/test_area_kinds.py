@@ -1,8 +1,9 @@
 """The other areas' durable events reach the people they concern through the inbox: a comment
 its portfolio's owner, a reply the author replied to, a skipped copy its follower, a
 subscription signal its subscriber on the subscription's channels, a feedback answer its
-sender."""
+sender, a revenue-share settlement both sides, a paused strategy its owner."""
 
+from decimal import Decimal
 from typing import Any
 
 from fastapi import FastAPI
@@ -11,8 +12,10 @@ from papertrade.config import Settings
 from papertrade.feedback import operator
 from papertrade.notifications import service
 from papertrade.notifications.kinds import Message
+from papertrade.strategies import live
 from tests.conftest import User
 from tests.copytrading.helpers import follow, leader_and_follower, trades
+from tests.copytrading.test_revenue_share import copied_round_trip
 from tests.notifications.helpers import inbox, wait_for_inbox
 from tests.trading_api.helpers import market, set_price
 
@@ -75,7 +78,7 @@ async def test_a_free_subscription_signal_goes_to_the_inbox_only(
     await market(owner, pid, "BTCUSDT", "sell", "0.002")  # free tier: closed trades only
     told, welcomed = await wait_for_inbox(fan, 2, kind="subscription")  # newest first
     assert told["title"] == "Signal: BTCUSDT close"
-    assert told["body"] == "signals closed 0.002 BTCUSDT at 50000."
+    assert told["body"] == "signals closed 0.002 BTCUSDT at 50000, PnL +0 USDT (+0 %)."
     assert welcomed["title"] == "Subscription subscribed"
     assert welcomed["body"] == f"Your subscription #{subscription['id']} is active (subscribed)."
     assert len((await inbox(fan, kind="subscription"))["notifications"]) == 2  # not the open
@@ -105,3 +108,55 @@ async def test_an_operators_answer_to_feedback_reaches_the_senders_inbox(
     (told,) = await wait_for_inbox(user, 1, kind="feedback")
     assert told["title"] == f"Your feedback #{sent['id']} was answered"
     assert told["body"] == "Shipped today"
+
+
+async def test_a_revenue_share_settlement_tells_the_follower_and_the_leader(
+    app: FastAPI, user_factory: Any
+) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    _, _, relation = await copied_round_trip(app, leader, follower)
+    ended = await follower.post(
+        f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": True}
+    )
+    assert ended.status_code == 200, ended.text
+    for side in (follower, leader):
+        told = await wait_for_inbox(side, 2, kind="copy")  # the relation ended, and settled
+        (settled,) = [n for n in told if n["title"] == "Revenue share settled"]
+        # docs/social.md's worked example: 10 % of 18.99 above a mark of 0.
+        assert settled["body"] == (
+            f"Relation #{relation['id']} (unfollow): net PnL 18.99 USDT, high-water mark 0 → "
+            "18.99, 10 % share: fee 1.899 USDT."
+        )
+        assert settled["data"]["relation_id"] == relation["id"]
+        assert Decimal(settled["data"]["fee"]) == Decimal("1.899")
+
+
+async def test_a_deployment_that_fails_is_paused_and_tells_its_owner_why(
+    user: User, app: FastAPI
+) -> None:
+    portfolio = await user.portfolio(name="doomed")
+    strategy = await posted(
+        user,
+        "/v1/strategies",
+        {
+            "kind": "dsl",
+            "name": "always long",
+            "source": "symbol BTCUSDT\ntimeframe 1m\nwhen close > 0 then buy 0.01 qty\n",
+        },
+    )
+    deployed = await posted(
+        user, f"/v1/strategies/{strategy['id']}/deployments", {"portfolio_id": portfolio["id"]}
+    )
+    # Deleting the portfolio under a running deployment makes its next bar fail.
+    assert (await user.delete(f"/v1/portfolios/{portfolio['id']}")).status_code == 200
+    await live.evaluate_due(app.state.ctx)
+    (told,) = await wait_for_inbox(user, 1, kind="strategy")
+    assert told["title"] == "Strategy paused"
+    assert told["body"].startswith(f"Deployment #{deployed['id']} was paused: ")
+    assert "Portfolio not found" in told["body"]
+    assert told["data"] == {
+        "strategy_id": strategy["id"],
+        "deployment_id": deployed["id"],
+        "portfolio_name": "doomed",
+    }

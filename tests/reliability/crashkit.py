@@ -30,6 +30,8 @@ SCALE = Decimal(10) ** -8
 SYMBOL = "BTCUSDT"
 QUANTITY = "0.002"
 
+STARTUP_S = 90  # seconds a started service has to answer /healthz
+
 
 @dataclass
 class CrashReport:
@@ -118,13 +120,18 @@ class Service:
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 30
+        # A cold start imports the whole service: on a loaded machine (load 20 on 2 cores)
+        # that took longer than 30 s. A process that died is reported at once, with its log.
+        deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = (self.var_dir / "server.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the service exited ({self.process.returncode}):\n{tail}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
                     return
             time.sleep(0.1)
-        raise RuntimeError("service did not come up")
+        raise RuntimeError(f"service did not come up within {STARTUP_S} s")
 
     def kill(self) -> None:
         assert self.process is not None

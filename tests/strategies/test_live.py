@@ -11,11 +11,14 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select, update
 
+from papertrade.config import Settings
 from papertrade.context import AppContext
 from papertrade.kit.time import now_ms
 from papertrade.models import Order, OutboxEvent, StrategyDeployment
 from papertrade.strategies import live
-from tests.conftest import User
+from tests.conftest import User, running_app, sign_up
+from tests.fakes import FakeBinanceUpstream
+from tests.liveserver import live_server
 from tests.ws.helpers import socket
 
 
@@ -164,13 +167,14 @@ async def test_deploy_refusals(user: User, user_factory: Any) -> None:
     assert foreign.status_code == 404 and foreign.json()["error"] == "portfolio_not_found"
     mine = await user.portfolio()
     stops = await user.post(
-        f"/v1/strategies/{sid}/versions", json={"source": "stop_loss 2%\n" + ALWAYS_LONG}
+        f"/v1/strategies/{sid}/versions", json={"source": "trailing_stop 15%\n" + ALWAYS_LONG}
     )
     assert stops.status_code == 201
     refused = await user.post(
         f"/v1/strategies/{sid}/deployments", json={"portfolio_id": mine["id"]}
     )
-    assert refused.status_code == 422 and "backtests only" in refused.json()["msg"]
+    assert refused.status_code == 422, refused.text
+    assert "0.1% to 10%" in refused.json()["msg"]  # Binance's bounds on a trailing stop
     older = await user.post(
         f"/v1/strategies/{sid}/deployments", json={"portfolio_id": mine["id"], "version": 1}
     )
@@ -214,6 +218,79 @@ async def test_a_python_strategy_that_raises_is_paused_with_its_error(
     assert status["status"] == "paused"
     assert "KeyError: 'oops'" in status["last_error"]
     assert (await signals(user, sid))["signals"] == []
+
+
+PYTHON_FOREVER = PYTHON_ALWAYS.replace("ctx.buy(size=0.1)", "while True:\n                pass")
+
+
+async def test_a_python_strategy_over_its_time_limit_is_paused_and_the_owner_told(
+    isolated_settings: Settings,
+) -> None:
+    settings = isolated_settings.model_copy(update={"strategy_live_time_limit_s": 1.0})
+    async with running_app(settings) as app, live_server(app) as url:
+        user = await sign_up(app)
+        pid = (await user.portfolio())["id"]
+        async with socket(url, await user.api_key("read")) as ws:
+            assert (await ws.subscribe(f"signals:{pid}"))["type"] == "subscribed"
+            sid, did = await deploy(user, PYTHON_FOREVER, pid, kind="python")
+            started = asyncio.get_running_loop().time()
+            await live.evaluate_due(app.state.ctx)  # (or the scheduled pass got there first)
+            message = await ws.wait_type("signal.strategy_paused", within=30)
+            took = asyncio.get_running_loop().time() - started
+        (status,) = (await user.get(f"/v1/strategies/{sid}/deployments")).json()
+        history = (await signals(user, sid))["signals"]
+        await user.client.aclose()
+    assert status["status"] == "paused"
+    assert "time limit: the strategy ran longer than 1 s" in status["last_error"]
+    assert message["channel"] == f"signals:{pid}"
+    assert message["data"]["deployment_id"] == did and message["data"]["strategy_id"] == sid
+    assert message["data"]["reason"] == status["last_error"]
+    assert took < 15  # killed at the setting's second, not the default 20
+    assert history == []
+
+
+async def test_a_5m_strategy_runs_once_per_5m_bar(isolated_settings: Settings) -> None:
+    """Passes at every minute of an open 5m bar (a 1m bar closes each time) do nothing; the
+    pass after the 5m bar closed evaluates it. A fake Binance on loopback serves the bars, the
+    next one too before it is due, so the test does not wait five minutes."""
+    fake = FakeBinanceUpstream(auto_push_ms=200)  # marks streamed: the entry fills at them
+    await fake.start()
+    settings = isolated_settings.model_copy(
+        update={
+            "market_source": "binance",
+            "binance_rest_url": fake.rest_url,
+            "binance_ws_url": fake.ws_url,
+        }
+    )
+    step = 5 * 60_000
+    try:
+        async with running_app(settings) as app:
+            ctx: AppContext = app.state.ctx
+            user = await sign_up(app)
+            pid = (await user.portfolio())["id"]
+            await fake.wait_for_connections()
+            sid, did = await deploy(user, ALWAYS_LONG.replace("1m", "5m"), pid)
+            await live.evaluate_due(ctx)  # (or the scheduled pass, at the same bar)
+            deployed = (await user.get(f"/v1/strategies/{sid}/deployments")).json()[0]
+            first = deployed["last_bar_ms"]  # the newest closed 5m bar
+            assert first % step == 0
+            # every minute of the bar that is open now: nothing closed, nothing evaluated
+            minutes = [first + step + m * 60_000 + 1000 for m in range(5)]
+            quiet = [await live.evaluate_due(ctx, now=t) for t in minutes]
+            # the minute it closes: evaluated (the scheduled pass may be first if it is now)
+            await live.evaluate_due(ctx, now=first + 2 * step + 1000)
+            history = (await signals(user, sid))["signals"]
+            (status,) = (await user.get(f"/v1/strategies/{sid}/deployments")).json()
+            await user.client.aclose()
+    finally:
+        await fake.stop()
+    assert [q["evaluated"] for q in quiet] == [0] * 5
+    assert [(s["bar_time"], s["outcome"]) for s in history] == [
+        (first + step, "skipped"),
+        (first, "executed"),
+    ]
+    assert status["timeframe"] == "5m" and status["last_bar_ms"] == first + step
+    assert status["status"] == "running" and status["id"] == did
 
 
 async def wait_backtest(user: User, sid: int, bid: int) -> dict[str, Any]:

@@ -59,6 +59,33 @@ def test_a_strategy_runs_and_its_orders_come_back() -> None:
     assert first_long.size == 0.5 and 8 <= first_long.bar < N
 
 
+def test_sl_tp_limit_come_back_and_the_position_follows_them() -> None:
+    # bar 10: a limit far below, never reached → still flat on bar 12, so it sells there;
+    # bar 20: a long with a stop just under the close → the next bar's range (±1) stops it,
+    # so on bar 23 the position is flat again and it buys (size 0.3 marks it)
+    body = """
+    bar = int(ctx.bar.ts // 60000)
+    if bar == 10:
+        ctx.buy(size=0.1, limit=1.0, sl=0.5, tp=500.0)
+    if bar == 12 and ctx.position.side == "flat":
+        ctx.sell(size=0.1)
+    if bar == 14:
+        ctx.close()
+    if bar == 20:
+        ctx.buy(size=0.2, sl=ctx.bar.close - 0.5, tp=ctx.bar.close + 50)
+    if bar == 23 and ctx.position.side == "flat":
+        ctx.buy(size=0.3)
+    """
+    intents = run(strategy(body), BARS)
+    by_bar = {i.bar: i for i in intents}
+    assert (by_bar[10].limit, by_bar[10].sl, by_bar[10].tp) == (1.0, 0.5, 500.0)
+    assert by_bar[12].kind == "short" and by_bar[12].limit is None
+    assert by_bar[20].sl == CLOSES[20] - 0.5
+    assert by_bar[23].size == 0.3
+    with pytest.raises(SandboxError, match="sl is a price"):
+        run(strategy("ctx.buy(size=0.1, sl=-1)"), BARS)
+
+
 CORPUS = {
     "open a file": ("open('/etc/passwd').read()", "not allowed|NameError"),
     "write a file": ("open('/tmp/pwned', 'w').write('x')", "not allowed|NameError"),

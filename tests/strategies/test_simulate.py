@@ -6,7 +6,7 @@ from decimal import Decimal
 import numpy as np
 
 from papertrade.strategies.backtest import metrics
-from papertrade.strategies.backtest.simulate import Costs, simulate
+from papertrade.strategies.backtest.simulate import Costs, simulate, simulate_orders
 from papertrade.strategies.bars import Bars
 from papertrade.strategies.dsl.parse import parse
 from papertrade.trading.fees import FeeSchedule
@@ -126,3 +126,59 @@ def test_metrics_follow_the_definitions() -> None:
     returns = metrics.daily_returns(times, equity)
     assert np.allclose(returns, [0.1, -0.1, 120 / 99 - 1])
     assert np.allclose(metrics.drawdown(equity), [0, 0, 0.1, 0])
+
+
+def ranged(rows: list[tuple[float, float, float, float]]) -> Bars:
+    """Bars from (open, high, low, close) rows."""
+    o, h, low, c = (np.array(col, dtype=float) for col in zip(*rows, strict=True))
+    return Bars(
+        time=np.arange(len(o), dtype=np.int64) * MINUTE,
+        open=o,
+        high=h,
+        low=low,
+        close=c,
+        volume=np.ones(len(o)),
+    )
+
+
+FLAT = (100.0, 100.0, 100.0, 100.0)
+MAKER_TAKER = FeeSchedule(Decimal("0.0002"), Decimal("0.0005"))
+
+
+def test_a_python_limit_entry_fills_at_its_limit_as_maker_or_lapses() -> None:
+    data = ranged([FLAT, FLAT, (100, 101, 97, 99), (99, 99, 99, 99)])
+    program = parse("when close > 1000 then buy 1 qty")  # no rules fire: the orders drive it
+    costs = Costs(Decimal(10_000), MAKER_TAKER)
+    (trade,) = simulate_orders(program, data, costs, [(1, "long", 0.01, None, None, 98.0)]).trades
+    entry = trade.fills[0]
+    # asked on bar 1's close, bar 2 trades down to 97: filled at the limit 98, maker fee
+    assert (entry.time, entry.price) == (2 * MINUTE, Decimal("98.0"))
+    assert entry.fee == Decimal("0.0002") * entry.qty * Decimal("98.0")
+    # a limit the next bar opens through fills at that open, as a taker
+    (through,) = simulate_orders(
+        program, data, costs, [(1, "long", 0.01, None, None, 100.5)]
+    ).trades
+    assert through.fills[0].price == Decimal("100.0")
+    assert through.fills[0].fee == Decimal("0.0005") * through.fills[0].qty * Decimal(100)
+    # not reached on the next bar: no trade (it lasts one bar)
+    lapsed = simulate_orders(program, data, costs, [(1, "long", 0.01, None, None, 96.5)])
+    assert lapsed.trades == [] and "not reached" in lapsed.refusals[0].reason
+
+
+def test_python_sl_and_tp_prices_and_the_stop_first_when_a_bar_touches_both() -> None:
+    program = parse("when close > 1000 then buy 1 qty")
+    costs = Costs(Decimal(10_000), NO_FEES)
+    wide = ranged([FLAT, FLAT, FLAT, (100, 106, 94, 100), FLAT])
+    (both,) = simulate_orders(program, wide, costs, [(1, "long", 0.01, 95.0, 105.0, None)]).trades
+    # bar 3 reaches both 94 ≤ 95 and 106 ≥ 105; which came first inside it is unknown:
+    # the stop is assumed first (the pessimistic reading)
+    assert both.fills[-1].price == Decimal(95) and both.fills[-1].reason == "stop"
+    up = ranged([FLAT, FLAT, FLAT, (100, 106, 99, 105), FLAT])
+    (target,) = simulate_orders(program, up, costs, [(1, "long", 0.01, 95.0, 105.0, None)]).trades
+    assert target.fills[-1].price == Decimal(105) and target.fills[-1].reason == "take_profit"
+    down = ranged([FLAT, FLAT, FLAT, (101, 102, 96, 97), (97, 97, 80, 80)])
+    (short,) = simulate_orders(program, down, costs, [(1, "short", 0.01, 103.0, 90.0, None)]).trades
+    assert short.side == "short" and short.fills[-1].price == Decimal(90)  # bar 4 reaches 80
+    # a stop on the wrong side of the entry price is refused, like the live order would be
+    wrong = simulate_orders(program, up, costs, [(1, "long", 0.01, 101.0, None, None)])
+    assert wrong.trades == [] and "must be below" in wrong.refusals[0].reason

@@ -145,6 +145,31 @@ async def test_free_tier_owner_panel_and_refusals(app: FastAPI, user_factory: An
     assert hidden.status_code == 404 and hidden.json()["error"] == "portfolio_not_found"
 
 
+async def test_subscriber_counts_are_public_for_public_portfolios(
+    user_factory: Any, anon: Any
+) -> None:
+    owner: User = await user_factory()
+    fan: User = await user_factory()
+    payer: User = await user_factory()
+    portfolio = await owner.portfolio(name="open book", visibility="public")
+    await put_price(owner, portfolio["id"], "5")
+    await fund_wallet(payer, "5")
+    await subscribe(fan, portfolio["id"])
+    await subscribe(payer, portfolio["id"], tier="paid")
+
+    shown = await anon.get(f"/v1/portfolios/{portfolio['id']}/subscriber-counts")  # no sign-in
+    assert shown.status_code == 200, shown.text
+    counts = shown.json()
+    assert (counts["active"], counts["paid"], counts["free"], counts["price"]) == (2, 1, 1, 5)
+
+    private = await owner.portfolio(name="diary")
+    for reader in (anon, fan):  # a private portfolio's counts: not found, signed in or not
+        hidden = await reader.get(f"/v1/portfolios/{private['id']}/subscriber-counts")
+        assert hidden.status_code == 404 and hidden.json()["error"] == "portfolio_not_found"
+    mine = await owner.get(f"/v1/portfolios/{private['id']}/subscriber-counts")
+    assert mine.status_code == 200 and mine.json()["active"] == 0  # its owner still sees them
+
+
 async def signals_for(app: FastAPI, user_id: int, count: int) -> list[dict[str, Any]]:
     deadline = asyncio.get_running_loop().time() + 10
     while True:

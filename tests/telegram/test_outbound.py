@@ -15,6 +15,7 @@ from tests.fakes.telegram_api import Sent
 from tests.notifications.helpers import wait_for_inbox
 from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
 from tests.trading_api.helpers import market, set_price
+from tests.webhooks.helpers import Hook
 
 
 async def _bind(app: FastAPI, user: User, tg_user: int) -> None:
@@ -87,6 +88,29 @@ def _max_in_window(times: list[float], window: float) -> int:
     for i, start in enumerate(times):
         best = max(best, sum(1 for t in times[i:] if t - start < window))
     return best
+
+
+async def test_a_webhook_signal_that_closes_a_position_sends_the_close_notice(
+    isolated_settings: Settings,
+) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        user = await sign_up(app)
+        await _bind(app, user, 704)
+        hook = await Hook.create(app, user)
+        await set_price(app, "BTCUSDT", "50000")
+        await hook.ok("buy BTCUSDT 0.01")
+        await set_price(app, "BTCUSDT", "51000")
+        await hook.ok("close BTCUSDT")
+        for _ in range(200):
+            notices = [t for t in fake.to(704) if t.startswith("#BTC/USDT closed")]
+            if notices:
+                break
+            await asyncio.sleep(0.05)
+        # 0.01 × (51000 − 50000) = 10 USDT, 1000 / 50000 = 2 %: forwardable to Cornix
+        assert notices == [
+            "#BTC/USDT closed at 51000 (+2% | +10 USDT)\n\n"
+            "Signal 2 (tv): sell 0.01 BTCUSDT market (close): filled"
+        ]
 
 
 async def test_sends_stay_within_the_per_chat_and_global_rates(

@@ -98,9 +98,17 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
         forwarded = await _sent_starting(fake, 1001, "#BTC/USDT")  # forwardable to Cornix
         assert forwarded.startswith(BLOCK + "\n\nSignal 1 (tg): buy 1.492 BTCUSDT market")
 
+        await set_price(app, "BTCUSDT", "67500")  # below the first take-profit
         closed = await _post(app, fake, 1001, "close BTCUSDT")  # the tv text commands work too
         assert "executed" in closed
         assert await positions(user, pid) == {}
+        # The close as B2.7's close notice: 1.492 × (67500 − 67000) = 746 USDT, 500 / 67000.
+        notice = await _sent_starting(fake, 1001, "#BTC/USDT closed")
+        assert notice == (
+            "#BTC/USDT closed at 67500 (+0.75% | +746 USDT)\n\n"
+            "Signal 2 (tg): sell 1.492 BTCUSDT market: filled; "
+            "cancelled 3 waiting stop/take-profit order(s)"
+        )
 
 
 async def test_a_wrong_signal_gets_a_reply_saying_what_to_fix(isolated_settings: Settings) -> None:
@@ -134,6 +142,7 @@ async def test_a_signal_without_a_chosen_portfolio_is_not_traded(
         start = message_update(f"/start {await link_code(user)}", tg_user=1003)
         await send_update(app, start)
         await processed(app, start["update_id"])
+        await _sent_starting(fake, 1003, "Linked to")  # else it could be taken for the reply
         reply = await _post(app, fake, 1003, BLOCK)
         assert reply.startswith("To trade signals posted here, choose a portfolio")
 

@@ -44,6 +44,7 @@ S = OrderStatus
                 "operator_credit",
                 "profit_share",
                 "subscription",
+                "isolated_margin",
             ],
         ),
     ],

@@ -23,6 +23,18 @@ EXPECTED_CODES = {
     "ReduceOnlyRejected": "reduce_only_rejected",
     "PostOnlyWouldTake": "post_only_would_take",
     "FokNotFillable": "fok_not_fillable",
+    "MarginTypeUnchanged": "margin_type_unchanged",
+    "MarginTypeOpenOrders": "margin_type_open_orders",
+    "MarginTypePosition": "margin_type_position",
+    "NotIsolated": "not_isolated",
+    "CrossBalanceInsufficient": "cross_balance_insufficient",
+    "IsolatedBalanceInsufficient": "isolated_balance_insufficient",
+    "IsolatedLeverageReduction": "isolated_leverage_reduction",
+    "PositionModeUnchanged": "position_mode_unchanged",
+    "PositionModeOpenOrders": "position_mode_open_orders",
+    "PositionModePosition": "position_mode_position",
+    "PositionSideMismatch": "position_side_mismatch",
+    "ReduceOnlyInHedgeMode": "reduce_only_in_hedge_mode",
 }
 
 

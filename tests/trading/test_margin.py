@@ -146,6 +146,9 @@ def test_account_state_healthy(btc: Instrument) -> None:
         maintenance_margin=D(260),  # 62000 × 0.5 % − 50
         open_order_margin=D(500),
         available_balance_raw=D(5300),
+        cross_wallet_balance=D(10000),
+        cross_unrealized_pnl=D(2000),
+        cross_maintenance_margin=D(260),
     )
     assert state.available_balance == D(5300)
     assert not state.is_liquidatable

@@ -106,3 +106,26 @@ async def test_status_says_the_feed_is_simulated(anon: httpx.AsyncClient) -> Non
     status = (await anon.get("/v1/market/status")).json()
     assert status["source"] == "sim" and status["simulated"] is True
     assert status["stale"] is False and status["symbols"] >= 20
+
+
+async def test_a_public_page_shows_its_curve_and_open_positions_and_drawdown_follows_losses(
+    user: User, anon: httpx.AsyncClient, app: FastAPI
+) -> None:
+    await set_price(app, "ETHUSDT", "3000")
+    public = await user.portfolio(visibility="public", name="open book", initial_balance="1000")
+    private = await user.portfolio(visibility="private")
+    await market(user, public["id"], "ETHUSDT", "sell", "1")  # fee 1.5
+    await set_price(app, "ETHUSDT", "3300")  # −300 on the short, before any equity mark
+    [held] = (await anon.get(f"/v1/portfolios/{public['code']}/public/positions")).json()
+    assert held["symbol"] == "ETHUSDT" and held["side"] == "short" and held["quantity"] == 1
+    assert held["entry_price"] == 3000 and held["unrealized_pnl"] == -300
+    assert held["roe_pct"] == -200  # 300 lost on 150 of margin at 20×
+    assert "balance" not in held and "margin" not in held
+    curve = (await anon.get(f"/v1/portfolios/{public['code']}/public/equity-curve")).json()
+    assert curve[-1]["equity"] == 698.5
+    card = (await anon.get(f"/v1/portfolios/{public['code']}/public")).json()
+    # −30.15 % return, and the same fall from the starting balance as drawdown.
+    assert card["return_pct"] == -30.15 and card["max_drawdown_pct"] == 30.15
+    for path in ("public/positions", "public/equity-curve"):
+        hidden = await anon.get(f"/v1/portfolios/{private['code']}/{path}")
+        assert hidden.status_code == 404 and hidden.json()["error"] == "portfolio_not_found"

@@ -51,7 +51,7 @@ def wallet_settings_for(url: str, var: Path, tron_url: str, **overrides: Any) ->
         "trongrid_url": tron_url,
         "trongrid_api_key": "test-tron-key",
         "recharge_confirmations": 0,
-        "recharge_poll_s": 3600,  # the tests run the watcher themselves, unless they say
+        "recharge_poll_s": 0,  # the tests run the watcher themselves, unless they say
     }
     return make_settings(url, var, **(values | overrides))
 

@@ -17,14 +17,18 @@ from sqlalchemy import select
 from papertrade.auth.principal import Principal
 from papertrade.config import Settings
 from papertrade.context import AppContext
+from papertrade.copytrading import service as copytrading
 from papertrade.errors import PapertradeError
 from papertrade.kit.dbtypes import decimal_sum
-from papertrade.models import LedgerEntry, Portfolio, User, Wallet, WalletEntry
+from papertrade.models import CopyRelation, LedgerEntry, Portfolio, User, Wallet, WalletEntry
 from papertrade.portfolios import service as portfolios
 from papertrade.recharge import service as recharges
 from papertrade.recharge.watcher import watch_once
+from papertrade.subscriptions import service as subscriptions
+from papertrade.subscriptions.schemas import SubscribeBody
 from papertrade.tiers import service as tiers
 from papertrade.trading.enums import LedgerKind
+from papertrade.uow import AsyncWork
 from papertrade.wallet import service as wallets
 from tests.conftest import PG_URL
 from tests.conftest import User as Member
@@ -32,15 +36,21 @@ from tests.fakes.trongrid import FakeTronGrid
 from tests.wallet.conftest import balance, fund
 
 AMOUNTS = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(60), places=6)
+PNL = st.decimals(min_value=Decimal(-50), max_value=Decimal(500), places=6)
 STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("recharge"), st.integers(0, 1), AMOUNTS),
         st.tuples(st.just("tier"), st.integers(0, 1), st.sampled_from(["free", "pro", "elite"])),
         st.tuples(st.just("to_portfolio"), st.integers(0, 1), AMOUNTS),
         st.tuples(st.just("from_portfolio"), st.integers(0, 1), AMOUNTS),
+        st.tuples(st.just("subscribe"), st.integers(0, 1), st.just(None)),
+        st.tuples(st.just("cancel"), st.integers(0, 1), st.just(None)),
+        st.tuples(st.just("renew"), st.integers(0, 1), st.just(None)),
+        st.tuples(st.just("settle"), st.integers(0, 1), PNL),
     ),
-    max_size=12,
+    max_size=14,
 )
+SUBSCRIPTION_PRICE = Decimal(7)
 
 
 async def _sum(ctx: AppContext, column: object, *where: object) -> Decimal:
@@ -64,12 +74,15 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                     name="p",
                     description="",
                     initial_balance=Decimal(100),
-                    visibility="private",
+                    visibility="public",
                     maker_fee_rate=Decimal(0),
                     taker_fee_rate=Decimal(0),
                     enforce_tier=False,
                 )
                 people.append((user.id, portfolio.id))
+            for user_id, portfolio_id in people:  # a paid tier of signals on each portfolio
+                owner = Principal(kind="session", user_id=user_id, credential_id=0)
+                await subscriptions.set_price(uow, owner, portfolio_id, SUBSCRIPTION_PRICE)
         user_ids = [u for u, _ in people]
         portfolio_ids = [p for _, p in people]
         recharged = Decimal(0)
@@ -83,6 +96,11 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                         await wallets.credit(uow, user_id, LedgerKind.RECHARGE, value, actor="t")
                     elif kind == "tier":
                         await tiers.change(uow, user_id, str(value))
+                    elif kind in ("subscribe", "cancel", "renew"):
+                        await _subscription_step(uow, principal, kind, portfolio_ids[1 - who])
+                    elif kind == "settle":
+                        assert isinstance(value, Decimal)
+                        await _settle(uow, people[who], people[1 - who], value)
                     else:
                         assert isinstance(value, Decimal)
                         await wallets.transfer(
@@ -108,6 +126,13 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
             assert await _sum(
                 ctx, LedgerEntry.amount, LedgerEntry.portfolio_id == portfolio_id
             ) == (await _sum(ctx, Portfolio.balance, Portfolio.id == portfolio_id))
+        subscribers_paid = await _sum(
+            ctx,
+            WalletEntry.amount,
+            WalletEntry.wallet_id.in_(select(Wallet.id).where(Wallet.user_id.in_(user_ids))),
+            WalletEntry.kind == LedgerKind.SUBSCRIPTION.value,
+        )
+        assert subscribers_paid == 0  # wallet to wallet: what one pays the other gets
         tier_money = await _sum(
             ctx,
             WalletEntry.amount,
@@ -117,6 +142,48 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
         assert in_wallets + in_portfolios - tier_money == Decimal(200) + recharged
     finally:
         await ctx.close()
+
+
+async def _subscription_step(
+    uow: AsyncWork, principal: Principal, kind: str, portfolio_id: int
+) -> None:
+    """Subscribe (paid) to the other's portfolio, cancel, or renew a period that has run out
+    (its end moved to now: what the renewal job finds 30 days later)."""
+    if kind == "subscribe":
+        body = SubscribeBody(portfolio_id=portfolio_id, tier="paid")
+        await subscriptions.subscribe(uow, principal, body)
+        return
+    mine = list(await subscriptions.mine(uow.session, principal.user_id))
+    if not mine:
+        return
+    if kind == "cancel":
+        await subscriptions.cancel(uow, principal.user_id, mine[0].id)
+        return
+    if mine[0].current_period_end is not None:
+        mine[0].current_period_end = uow.now() - 1
+    await subscriptions.renew(uow, mine[0].id)
+
+
+async def _settle(
+    uow: AsyncWork, follower: tuple[int, int], leader: tuple[int, int], pnl: Decimal
+) -> None:
+    """A copy relation whose copied trades made `pnl`, settled: the revenue share leaves the
+    follower's portfolio for the leader's wallet."""
+    relation = CopyRelation(
+        leader_portfolio_id=leader[1],
+        leader_user_id=leader[0],
+        follower_portfolio_id=follower[1],
+        follower_user_id=follower[0],
+        mode="fixed_ratio",
+        allocation=Decimal(50),
+        profit_share_pct=Decimal(10),
+        status="ended",
+        start_event_id=0,
+        cum_net_pnl=pnl,
+    )
+    uow.session.add(relation)
+    await uow.session.flush()
+    await copytrading.settle(uow, relation, "unfollow")
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))

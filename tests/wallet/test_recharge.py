@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from papertrade.config import Settings
-from papertrade.models import JobRecord, TronTransfer
+from papertrade.models import JobRecord, RechargeOrder, TronTransfer
 from papertrade.recharge import service
 from papertrade.recharge.trongrid import USDT_CONTRACT, Transfer
 from papertrade.recharge.watcher import _store
@@ -231,9 +231,93 @@ async def test_the_scheduled_watcher_credits_without_anyone_calling_it(
             await asyncio.sleep(0.2)
         assert status == "paid"
         assert await balance(user) == Decimal(str(order["pay_amount"]))
-        async with app.state.ctx.db.reader() as session:
-            runs = await session.scalars(
-                select(JobRecord).where(JobRecord.name == "recharge.watch")
-            )
-            assert any(run.status == "succeeded" for run in runs)
+        # The run is recorded as succeeded once it has returned, a moment after its credit.
+        for _ in range(300):
+            async with app.state.ctx.db.reader() as session:
+                runs = list(
+                    await session.scalars(
+                        select(JobRecord).where(JobRecord.name == "recharge.watch")
+                    )
+                )
+            if any(run.status == "succeeded" for run in runs):
+                break
+            await asyncio.sleep(0.2)
+        assert any(run.status == "succeeded" for run in runs)
         await user.client.aclose()
+
+
+HALF_HOUR_AND_A_MINUTE_MS = 31 * 60 * 1000
+
+
+async def _age(app: FastAPI, order_id: int, by_ms: int) -> dict[str, int]:
+    """Move an order's clock: it was created `by_ms` earlier (and so expires that much earlier)."""
+    async with app.state.ctx.transaction() as uow:
+        await uow.session.execute(
+            update(RechargeOrder)
+            .where(RechargeOrder.id == order_id)
+            .values(
+                created_at=RechargeOrder.created_at - by_ms,
+                expires_at=RechargeOrder.expires_at - by_ms,
+            )
+        )
+        order = await uow.session.get(RechargeOrder, order_id)
+        assert order is not None
+        return {"created_at": order.created_at, "expires_at": order.expires_at}
+
+
+async def _stored_status(app: FastAPI, order_id: int) -> str:
+    async with app.state.ctx.db.reader() as session:
+        order = await session.get(RechargeOrder, order_id)
+    assert order is not None
+    return str(order.status)
+
+
+async def test_an_unpaid_order_expires_after_thirty_minutes_and_frees_its_amount(
+    member: User, wapp: FastAPI
+) -> None:
+    order = await _order(member, 19)
+    await _age(wapp, order["id"], HALF_HOUR_AND_A_MINUTE_MS)
+    # the user sees it expired at once; the row catches up when the watcher runs
+    got = (await member.get(f"/v1/recharge/orders/{order['id']}")).json()
+    assert got["status"] == "expired"
+    await watch(wapp)
+    assert await _stored_status(wapp, order["id"]) == "expired"
+    cancel = await member.post(f"/v1/recharge/orders/{order['id']}/cancel")
+    assert cancel.status_code == 409 and cancel.json()["error"] == "recharge_not_pending"
+    assert (await _order(member, 19))["pay_amount"] == 19  # its amount is free again
+
+
+async def test_a_transfer_sent_in_time_but_seen_after_expiry_still_pays(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    """B6 matches by block time: a transfer in the window credits the order even when the
+    watcher first sees it after the order expired (e.g. sent in its last seconds)."""
+    order = await _order(member, 23)
+    window = await _age(wapp, order["id"], HALF_HOUR_AND_A_MINUTE_MS)
+    await watch(wapp)
+    assert await _stored_status(wapp, order["id"]) == "expired"
+    fake.add(Decimal(str(order["pay_amount"])), at_ms=window["expires_at"] - 1000)
+    await watch(wapp)
+    got = (await member.get(f"/v1/recharge/orders/{order['id']}")).json()
+    assert got["status"] == "paid" and got["tx_id"]
+    assert await balance(member) == Decimal("23")
+
+
+async def test_a_transfer_sent_after_expiry_is_kept_for_an_operator(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    order = await _order(member, 29)
+    window = await _age(wapp, order["id"], HALF_HOUR_AND_A_MINUTE_MS)
+    late = fake.add(Decimal(str(order["pay_amount"])), at_ms=window["expires_at"] + 1000)
+    await watch(wapp)
+    assert (await member.get(f"/v1/recharge/orders/{order['id']}")).json()["status"] == "expired"
+    assert await balance(member) == 0
+    async with wapp.state.ctx.db.reader() as session:
+        transfer = await session.scalar(select(TronTransfer).where(TronTransfer.tx_id == late))
+    assert transfer is not None and transfer.status == "unmatched"
+    # only an operator turns it into paid_late
+    async with wapp.state.ctx.transaction() as uow:
+        await service.resolve(uow, transfer.id, operator="bob", order_id=order["id"])
+    got = (await member.get(f"/v1/recharge/orders/{order['id']}")).json()
+    assert got["status"] == "paid_late"
+    assert await balance(member) == Decimal("29")

@@ -3,8 +3,12 @@
 from decimal import Decimal
 
 from fastapi import FastAPI
+from sqlalchemy import update
 
-from tests.conftest import User, bearer, client_for
+from papertrade.config import Settings
+from papertrade.models import AiUsage
+from papertrade.tiers.table import FREE
+from tests.conftest import User, bearer, client_for, running_app
 from tests.fakes.trongrid import FakeTronGrid
 from tests.foundation.helpers import fresh_window
 from tests.wallet.conftest import balance, fund
@@ -91,6 +95,47 @@ async def test_ai_quota_counts_to_the_tier_limit_then_429s(member: User) -> None
     assert (await member.get("/v1/user/wallet")).status_code == 200
 
 
+async def _consume(user: User, times: int) -> list[int]:
+    answers = [await user.post("/v1/launch/ai-quota/consume") for _ in range(times)]
+    assert all(a.status_code == 200 for a in answers), [a.text for a in answers]
+    return [a.json()["used"] for a in answers]
+
+
+async def test_ai_quota_counts_afresh_after_midnight_utc(member: User, wapp: FastAPI) -> None:
+    """Yesterday's prompts do not count today: the day's usage rows are moved a day back, as if
+    00:00 UTC had passed."""
+    await fresh_window(60, 10)
+    assert await _consume(member, 5) == [1, 2, 3, 4, 5]
+    async with wapp.state.ctx.transaction() as uow:
+        await uow.session.execute(
+            update(AiUsage).where(AiUsage.user_id == member.id).values(day=AiUsage.day - 1)
+        )
+    quota = (await member.get("/v1/launch/ai-quota")).json()
+    assert (quota["used"], quota["remaining"]) == (0, 10)
+    assert await _consume(member, 5) == [1, 2, 3, 4, 5]
+
+
+async def test_two_processes_share_one_ai_count(
+    member: User, wapp: FastAPI, wallet_settings: Settings
+) -> None:
+    """Prompts counted by one app context use up the quota seen by another on the same
+    database."""
+    key = await member.api_key("write")
+    await fresh_window(60, 15)
+    async with (
+        running_app(wallet_settings) as other,
+        client_for(wapp, headers=bearer(key)) as here,
+        client_for(other, headers=bearer(key)) as there,
+    ):
+        for client, expected in ((here, [1, 2, 3, 4, 5]), (there, [6, 7, 8, 9, 10])):
+            used = [(await client.post("/v1/launch/ai-quota/consume")).json() for _ in range(5)]
+            assert [u["used"] for u in used] == expected
+        for client in (here, there):
+            refused = await client.post("/v1/launch/ai-quota/consume")
+            assert refused.status_code == 429 and refused.json()["error"] == "ai_quota_exceeded"
+            assert (await client.get("/v1/launch/ai-quota")).json()["remaining"] == 0
+
+
 async def test_bad_tier_bodies(member: User) -> None:
     for body in [{"tier": "gold"}, {}, {"tier": "pro", "months": 2}, {"tier": 1}]:
         response = await member.post("/v1/launch/tiers/me", json=body)
@@ -100,15 +145,16 @@ async def test_bad_tier_bodies(member: User) -> None:
 async def test_an_api_keys_rate_follows_the_users_tier(
     member: User, wapp: FastAPI, fake: FakeTronGrid
 ) -> None:
-    """Free: 60 requests a minute per key; paying for pro lifts it to 600 at once."""
+    """Free: 300 requests a minute per key; paying for pro lifts it to 1200 at once."""
     await fund(wapp, fake, member, "15")
     key = await member.api_key("read")
-    await fresh_window(60, 20)  # the 61 requests below all fall in one minute's budget
+    free = FREE.api_requests_per_min
+    await fresh_window(60, 40)  # the requests below all fall in one minute's budget
     async with client_for(wapp, headers=bearer(key)) as bot:
-        answers = [(await bot.get("/v1/launch/ai-quota")).status_code for _ in range(61)]
-        assert answers == [200] * 60 + [429]
+        answers = [(await bot.get("/v1/launch/ai-quota")).status_code for _ in range(free + 1)]
+        assert answers == [200] * free + [429]
         refused = await bot.get("/v1/launch/ai-quota")
-        assert "60 requests per minute" in refused.json()["msg"]
+        assert f"{free} requests per minute" in refused.json()["msg"]
         assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
         assert (await bot.get("/v1/launch/ai-quota")).status_code == 200
 

@@ -1,5 +1,6 @@
 """The inbox page in a real browser: a new notification appears live with the bell's count,
-marking it read clears the bell, and a channel checkbox changes the preference."""
+marking it read clears the bell, and a channel checkbox changes the preference (the inbox of
+security notices cannot be unchecked)."""
 
 import asyncio
 
@@ -39,6 +40,10 @@ async def test_a_notification_arrives_live_and_is_marked_read(
         assert await _funding_inbox(page) is False
         await page.reload()
         await expect(page.get_by_label("funding by inbox")).not_to_be_checked()
+    async with steps("security notices cannot leave the inbox"):
+        await expect(page.get_by_label("security by inbox")).to_be_checked()
+        await expect(page.get_by_label("security by inbox")).to_be_disabled()
+        await expect(page.get_by_label("security by email")).to_be_enabled()
 
 
 async def _funding_inbox(page: Page) -> bool:

@@ -64,7 +64,7 @@ async def test_portfolio_page_is_for_its_owner_only(
     other = await user_factory()
     theirs = await other.get(f"/app/portfolios/{portfolio['id']}")
     assert theirs.status_code == 404 and "not yours to see" in theirs.text
-    assert "alert" not in theirs.text
+    assert "alert(" not in theirs.text  # the name, escaped or not
     missing = await user.get("/app/portfolios/999999")
     assert missing.status_code == 404
 

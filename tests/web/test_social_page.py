@@ -1,5 +1,6 @@
 """The copying page in headless Chromium: start copying a public portfolio, see its fills
-copied, pause, resume, unfollow (the settlement shows), and cancel a subscription."""
+copied, pause, resume, unfollow (the settlement shows), cancel a subscription; and the comment
+threads of public portfolio and strategy pages, text shown as written."""
 
 from playwright.async_api import Browser, Page, expect
 
@@ -87,3 +88,59 @@ async def test_comment_threads_on_the_public_page(page: Page, web: WebApp) -> No
     await page.fill("#comment-text", "a reply")
     await page.click("#comment-form button[type=submit]")
     await expect(first.locator(".replies li")).to_contain_text("a reply")
+
+
+async def test_public_page_shows_subscriber_counts_signed_out(
+    page: Page, web: WebApp, browser: Browser
+) -> None:
+    author_context = await new_context(browser, web)
+    author = await author_context.new_page()
+    await sign_up_in_browser(author, unique_email("author"))
+    shown = await call(author, "POST", "/v1/portfolios", {"name": "shown", "visibility": "public"})
+    await call(author, "PUT", f"/v1/portfolios/{shown['id']}/subscription-price", {"price": "7"})
+    await call(author, "POST", "/v1/subscribe", {"portfolio_id": shown["id"]})  # free, as owner
+    fan_context = await new_context(browser, web)
+    fan = await fan_context.new_page()
+    await sign_up_in_browser(fan, unique_email("fan"))
+    bank = await call(fan, "POST", "/v1/portfolios", {"name": "bank", "initial_balance": "100"})
+    move = {"direction": "from_portfolio", "portfolio_id": bank["id"], "amount": "7"}
+    await call(fan, "POST", "/v1/user/wallet/transfers", move)
+    await call(fan, "POST", "/v1/subscribe", {"portfolio_id": shown["id"], "tier": "paid"})
+
+    await page.goto(f"/p/{shown['code']}")  # signed out: the counts and the price are public
+    await expect(page.locator("#follow-subscribers")).to_have_text("2")
+    await expect(page.locator("#follow-paid")).to_have_text("1")
+    await expect(page.locator("#follow-free")).to_have_text("1")
+    await expect(page.locator("#follow-terms")).to_contain_text("7.00 USDT per 30 days")
+    await expect(page.locator("#subscribe-free")).to_be_hidden()
+    sign_in = page.locator("#follow-sign-in a")
+    await expect(sign_in).to_have_attribute("href", f"/login?next=/p/{shown['code']}")
+    await author_context.close()
+    await fan_context.close()
+
+
+async def test_comment_threads_on_the_public_strategy_page(
+    page: Page, web: WebApp, browser: Browser
+) -> None:
+    author_context = await new_context(browser, web)
+    author = await author_context.new_page()
+    await sign_up_in_browser(author, unique_email("strategist"))
+    source = "symbol BTCUSDT\ntimeframe 1m\nwhen sma(5) crosses above sma(20) then buy 50%\n"
+    body = {"kind": "dsl", "name": "talked about", "source": source, "visibility": "public"}
+    strategy = await call(author, "POST", "/v1/strategies", body)
+    await author_context.close()
+
+    await sign_up_in_browser(page, unique_email("reader"))
+    await page.goto(f"/s/{strategy['code']}")
+    await page.fill("#comment-text", "<img src=x onerror=alert(1)> why 5?")
+    await page.click("#comment-form button[type=submit]")
+    first = page.locator("#comment-list > li").first
+    await expect(first).to_contain_text("<img src=x onerror=alert(1)> why 5?")  # as written
+    assert await first.locator("img").count() == 0
+    await first.locator("text=Reply").click()
+    await expect(page.locator("#comment-label")).to_contain_text("Reply to comment")
+    await page.fill("#comment-text", "and why 20?")
+    await page.click("#comment-form button[type=submit]")
+    await expect(first.locator(".replies li")).to_contain_text("and why 20?")
+    listed = await call(page, "GET", f"/v1/comments?strategy_id={strategy['id']}")
+    assert [c["strategy_id"] for c in listed] == [strategy["id"]]

@@ -35,7 +35,7 @@ async def wallet_web(
         recharge_addresses=[ADDRESS],
         trongrid_url=tron[1],
         recharge_confirmations=0,
-        recharge_poll_s=3600,
+        recharge_poll_s=0,
     ) as served:
         yield served
     if PG_URL:

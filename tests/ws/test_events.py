@@ -69,6 +69,9 @@ async def test_a_rest_market_order_streams_order_position_and_balance_in_order(
         "mark_price": 150.0,
         "unrealized_pnl": 0.0,
         "leverage": position["data"]["leverage"],
+        "position_side": "BOTH",  # one-way mode
+        "margin_type": "cross",
+        "isolated_margin": 0.0,
     }
     assert balance["data"]["balance"] == 10_000 - 0.15
 

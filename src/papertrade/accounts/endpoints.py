@@ -18,6 +18,7 @@ from papertrade.kit.ids import Id
 from papertrade.kit.time import now_ms
 from papertrade.portfolios import service as portfolio_service
 from papertrade.portfolios.schemas import PortfolioRead
+from papertrade.tiers import limits as tier_limits
 
 router = APIRouter(tags=["accounts"])
 Limit = Annotated[int, Query(ge=1, le=1000)]
@@ -32,7 +33,8 @@ async def equity(portfolio_id: Id, principal: Caller, ctx: Ctx) -> EquityRead:
         from_ledger = await service.ledger_balance(session, portfolio_id)
     return EquityRead(
         portfolio_id=portfolio_id,
-        balance=state.wallet_balance,
+        balance=state.cross_wallet_balance,
+        isolated_margin=state.wallet_balance - state.cross_wallet_balance,
         unrealized_pnl=state.unrealized_pnl,
         equity=state.equity,
         margin_used=state.position_initial_margin + state.open_order_margin,
@@ -90,6 +92,8 @@ async def top_up(portfolio_id: Id, body: TopUp, principal: Writer, ctx: Ctx) -> 
         portfolio = await portfolio_service.get_owned(
             uow.session, principal, portfolio_id, for_update=True
         )
+        if ctx.settings.tiers_enforced:  # over the tier after a downgrade: read-only
+            await tier_limits.check_portfolio_writable(uow.session, portfolio.id, uow.now())
         service.top_up(uow, portfolio, body.amount)
         return PortfolioRead.model_validate(portfolio)
 

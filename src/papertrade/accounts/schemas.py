@@ -4,12 +4,19 @@ from decimal import Decimal
 
 from pydantic import Field
 
-from papertrade.kit.schemas import Money, Number, Schema, StrictInput
+from papertrade.kit.schemas import DecimalText, Money, Number, Schema, StrictInput
 
 
 class EquityRead(Schema):
     portfolio_id: int
-    balance: Money = Field(description="Wallet balance: deposits plus realized PnL, fees, funding.")
+    balance: Money = Field(
+        description="Wallet balance: deposits plus realized PnL, fees, funding, less the margin "
+        "moved into isolated positions (what the ledger adds up to)."
+    )
+    isolated_margin: Money = Field(
+        default=Decimal(0),
+        description="The margin held by open isolated positions (equity counts it).",
+    )
     unrealized_pnl: Money
     equity: Money
     margin_used: Money = Field(description="Initial margin of positions plus open orders.")
@@ -35,6 +42,7 @@ class FillRead(Schema):
     order_id: int
     symbol: str
     side: str
+    position_side: str  # BOTH in one-way mode; LONG or SHORT in hedge mode
     price: Number
     quantity: Number
     quote_quantity: Money
@@ -42,6 +50,14 @@ class FillRead(Schema):
     realized_pnl: Money
     liquidity: str
     is_liquidation: bool
+    # Why this price (null on fills made before these were recorded): "mark" (a taker, at the
+    # mark plus its slippage) or "limit" (a resting order at its limit price).
+    price_source: str | None = None
+    mark_price: Number | None = None
+    slippage_bps: Number | None = None  # what the trader paid over the mark, in basis points
+    slippage: Money | None = None  # the same in USDT
+    fee_rate: DecimalText | None = None
+    latency_ms: int | None = None  # the profile's declared latency (not waited; docs/trading.md)
     created_at: int
 
 

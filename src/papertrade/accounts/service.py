@@ -58,6 +58,16 @@ async def reset(uow: AsyncWork, portfolio: Portfolio, initial_balance: Decimal |
     for position in positions.values():
         position.quantity = ZERO
         position.entry_price = ZERO
+        if position.isolated_margin != ZERO:  # an isolated position's margin comes back first
+            post(
+                uow,
+                portfolio,
+                LedgerKind.ISOLATED_MARGIN,
+                position.isolated_margin,
+                symbol=position.symbol,
+                note="reset",
+            )
+            position.isolated_margin = ZERO
     if initial_balance is not None:
         portfolio.initial_balance = initial_balance
     _entry(uow, portfolio, LedgerKind.RESET, portfolio.initial_balance - portfolio.balance, "reset")

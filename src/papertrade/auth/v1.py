@@ -13,7 +13,7 @@ from papertrade.context import AppContext, get_context
 from papertrade.errors import Forbidden, RateLimited, Unauthorized
 from papertrade.kit.security import constant_equal, token_hash
 from papertrade.kit.time import now_ms
-from papertrade.models import ApiKey, UserSession
+from papertrade.models import ApiKey, Membership, UserSession
 from papertrade.tiers import limits as tier_limits
 from papertrade.tiers.table import FREE
 
@@ -89,12 +89,26 @@ async def session_principal(ctx: AppContext, request: Request) -> tuple[Principa
     if not token:
         return None
     async with ctx.db.reader() as session:
-        row = await session.scalar(
-            select(UserSession).where(UserSession.token_hash == token_hash(token))
-        )
-    if row is None or row.revoked_at is not None or row.expires_at <= now_ms():
+        found = (
+            await session.execute(
+                select(UserSession, Membership)
+                .outerjoin(Membership, Membership.user_id == UserSession.user_id)
+                .where(UserSession.token_hash == token_hash(token))
+            )
+        ).first()
+    now = now_ms()
+    if found is None:
         return None
-    return Principal(kind="session", user_id=row.user_id, credential_id=row.id), row.csrf_token
+    row, paid = found
+    if row.revoked_at is not None or row.expires_at <= now:
+        return None
+    tier_rate = None
+    if ctx.settings.tiers_enforced:  # read with the session, so a payment applies at once
+        tier_rate = tier_limits.effective(paid, now).session_requests_per_min
+    principal = Principal(
+        kind="session", user_id=row.user_id, credential_id=row.id, tier_rate_per_min=tier_rate
+    )
+    return principal, row.csrf_token
 
 
 def check_csrf(ctx: AppContext, request: Request, expected: str) -> None:

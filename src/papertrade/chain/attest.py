@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.chain import anchor
+from papertrade.chain import anchor, claims
 from papertrade.chain.proofs import leaf_hash, merkle_root, statement, utc_day
 from papertrade.chain.service import catch_up_all, last_sealed_day
 from papertrade.chain.signing import public_hex
@@ -100,8 +100,9 @@ async def anchor_queued(ctx: AppContext) -> dict[str, int]:
                 select(AttestationAnchor.id, AttestationAnchor.calendar, Attestation.root)
                 .join(Attestation, Attestation.day == AttestationAnchor.day)
                 .where(
-                    AttestationAnchor.status.in_(("queued", "retrying")),
+                    claims.claimable(),
                     AttestationAnchor.attempts < ANCHOR_ATTEMPTS,
+                    AttestationAnchor.calendar.not_like("tron:%"),  # chain/tron.py sends those
                 )
                 .order_by(AttestationAnchor.id)
             )
@@ -109,6 +110,8 @@ async def anchor_queued(ctx: AppContext) -> dict[str, int]:
     counts = {"submitted": 0, "failed": 0}
     async with httpx.AsyncClient(timeout=CALENDAR_TIMEOUT_S) as client:
         for anchor_id, calendar, root in waiting:
+            if not await claims.claim(ctx, anchor_id):
+                continue  # another run is submitting it
             try:
                 proof: bytes | None = await anchor.submit(client, calendar, bytes.fromhex(root))
                 error = ""
@@ -122,7 +125,7 @@ async def anchor_queued(ctx: AppContext) -> dict[str, int]:
 async def _record(ctx: AppContext, anchor_id: int, proof: bytes | None, error: str) -> None:
     async with ctx.transaction() as uow:
         row = await uow.session.get(AttestationAnchor, anchor_id, with_for_update=True)
-        if row is None or row.status == "submitted":
+        if row is None or row.status in ("submitted", "confirmed"):
             return
         row.attempts += 1
         row.updated_at = now_ms()

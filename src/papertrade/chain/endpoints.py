@@ -63,7 +63,7 @@ async def queue(ctx: Ctx) -> dict[str, Any]:
     """The signing queue: signed roots some calendar has not taken yet, with its attempts."""
     async with ctx.db.reader() as session:
         unfinished = select(AttestationAnchor.day).where(
-            AttestationAnchor.status.in_(("queued", "retrying"))
+            AttestationAnchor.status.in_(("queued", "retrying", "sending"))
         )
         waiting = (
             await session.scalars(

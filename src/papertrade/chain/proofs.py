@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 GENESIS = "0" * 64  # the prev_hash of a chain's first event
@@ -26,8 +27,13 @@ def decimal_text(value: Decimal) -> str:
 
 def iso_ms(ms: int) -> str:
     """UTC time at millisecond precision: 2026-11-25T14:25:50.123Z."""
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return _iso_second(ms // 1000) + f"{ms % 1000:03d}Z"
+
+
+@lru_cache(maxsize=4096)
+def _iso_second(second: int) -> str:
+    # Cached: a busy chain hashes many events per second, and strftime is most of iso_ms.
+    return (_EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%S.")
 
 
 def utc_day(ms: int) -> str:

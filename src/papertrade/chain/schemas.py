@@ -27,7 +27,7 @@ class ChainEvents(BaseModel):
 
 class Anchor(BaseModel):
     calendar: str
-    status: str  # queued | retrying | submitted | failed
+    status: str  # queued | retrying | sending (TRON) | submitted | confirmed | failed
     attempts: int
     error: str | None
     proof: str | None  # the calendar's answer, hex

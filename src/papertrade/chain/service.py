@@ -8,14 +8,18 @@ durable event (a top-up) is chained by then at the latest. Rows are read as plai
 the entries go in with one INSERT: this runs for every fill of the service.
 """
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, timedelta
+from hashlib import sha256
 from typing import Any, cast
 
-from sqlalchemy import Table, func, insert, select
+import orjson
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.chain.entries import FILL_COLUMNS, LEDGER_COLUMNS, fill_event, ledger_event
-from papertrade.chain.proofs import GENESIS, canonical, event_hash, utc_day
+from papertrade.chain.proofs import GENESIS, utc_day
 from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, ChainEntry, ChainHead, Fill, LedgerEntry, Portfolio
 
@@ -25,6 +29,35 @@ READ_BATCH = 5000
 _NO_LIMIT = 1 << 62
 CLOCK_MARGIN_MS = 300_000  # how far another process's clock may run ahead of ours
 _ENTRIES = cast(Table, ChainEntry.__table__)
+_HEADS = cast(Table, ChainHead.__table__)
+_MOVE_HEAD = (
+    update(_HEADS)
+    .where(_HEADS.c.portfolio_id == bindparam("pid"))
+    .values(
+        seq=bindparam("seq"),
+        hash=bindparam("hash"),
+        last_fill_id=bindparam("fill"),
+        last_ledger_id=bindparam("ledger"),
+    )
+)
+_FILLS_AFTER_HEADS = (
+    select(*FILL_COLUMNS)
+    .join(_HEADS, (_HEADS.c.portfolio_id == Fill.portfolio_id) & (Fill.id > _HEADS.c.last_fill_id))
+    .where(_HEADS.c.portfolio_id.in_(bindparam("pids", expanding=True)))
+    .order_by(Fill.id)
+    .limit(READ_BATCH)
+)
+_LEDGER_AFTER_HEADS = (
+    select(*LEDGER_COLUMNS)
+    .join(
+        _HEADS,
+        (_HEADS.c.portfolio_id == LedgerEntry.portfolio_id)
+        & (LedgerEntry.id > _HEADS.c.last_ledger_id),
+    )
+    .where(_HEADS.c.portfolio_id.in_(bindparam("pids", expanding=True)))
+    .order_by(LedgerEntry.id)
+    .limit(READ_BATCH)
+)
 
 
 async def last_sealed_day(session: AsyncSession) -> str | None:
@@ -111,8 +144,112 @@ async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
         )
 
 
+async def catch_up_many(session: AsyncSession, portfolio_ids: Sequence[int]) -> int:
+    """catch_up for several portfolios with a fixed number of statements, whatever their
+    number (what the outbox consumer does every round): lock their heads, read every new fill
+    and ledger row of all of them at once, hash in one pass, insert every entry and move every
+    head with one executemany each. A backlog larger than one read (READ_BATCH) is left to
+    catch_up, portfolio by portfolio, which pages through it."""
+    pids = sorted(set(portfolio_ids))  # in id order: two writers lock heads in the same order
+    if not pids:
+        return 0
+    rows = await session.execute(
+        select(_HEADS).where(_HEADS.c.portfolio_id.in_(pids)).order_by(_HEADS.c.portfolio_id)
+        .with_for_update()
+    )  # fmt: skip
+    heads = {row.portfolio_id: _Head(*row) for row in rows}
+    new = [pid for pid in pids if pid not in heads]
+    if new:
+        for pid in new:
+            heads[pid] = _Head(pid, 0, GENESIS, 0, 0)
+        await session.execute(insert(_HEADS), [heads[pid].row() for pid in new])
+    fills = (await session.execute(_FILLS_AFTER_HEADS, {"pids": pids})).all()
+    ledger = (await session.execute(_LEDGER_AFTER_HEADS, {"pids": pids})).all()
+    if not fills and not ledger:
+        return 0
+    if len(fills) == READ_BATCH or len(ledger) == READ_BATCH:
+        added = 0
+        for pid in pids:
+            added += await catch_up(session, pid)
+        return added
+    by_portfolio = _events_by_portfolio(fills, ledger)
+    sealed: str | None = None
+    oldest = min((events[0][0] for events in by_portfolio.values()), default=_NO_LIMIT)
+    if by_portfolio and utc_day(oldest) < utc_day(now_ms() + CLOCK_MARGIN_MS):
+        sealed = await last_sealed_day(session)  # see catch_up
+    entries: list[dict[str, Any]] = []
+    for pid, events in by_portfolio.items():
+        events.sort(key=lambda e: (e[0], e[1], e[3]))
+        entries += _link(heads[pid], events, sealed)
+    if entries:
+        await session.execute(insert(_ENTRIES), entries)
+    for f in fills:
+        head = heads[f.portfolio_id]
+        head.last_fill_id = max(head.last_fill_id, f.id)
+    for e in ledger:
+        head = heads[e.portfolio_id]
+        head.last_ledger_id = max(head.last_ledger_id, e.id)
+    moved = {f.portfolio_id for f in fills} | {e.portfolio_id for e in ledger}
+    await session.execute(_MOVE_HEAD, [heads[pid].moved() for pid in sorted(moved)])
+    return len(entries)
+
+
+def _events_by_portfolio(
+    fills: Sequence[Any], ledger: Sequence[Any]
+) -> dict[int, list[tuple[int, int, str, int, dict[str, Any]]]]:
+    """Each portfolio's new chain events, not yet in order (as in catch_up)."""
+    by_portfolio: dict[int, list[tuple[int, int, str, int, dict[str, Any]]]] = {}
+    for f in fills:
+        by_portfolio.setdefault(f.portfolio_id, []).append(
+            (f.created_at, 0, "fill", f.id, fill_event(f))
+        )
+    for e in ledger:
+        if e.kind not in FILL_LEDGER_KINDS:
+            by_portfolio.setdefault(e.portfolio_id, []).append(
+                (e.created_at, 1, "ledger", e.id, ledger_event(e))
+            )
+    return by_portfolio
+
+
+@dataclass(slots=True)
+class _Head:
+    """A chain head as plain values (the batched path moves it in memory, then writes it)."""
+
+    portfolio_id: int
+    seq: int
+    hash: str
+    last_fill_id: int
+    last_ledger_id: int
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "portfolio_id": self.portfolio_id,
+            "seq": self.seq,
+            "hash": self.hash,
+            "last_fill_id": self.last_fill_id,
+            "last_ledger_id": self.last_ledger_id,
+        }
+
+    def moved(self) -> dict[str, Any]:
+        return {
+            "pid": self.portfolio_id,
+            "seq": self.seq,
+            "hash": self.hash,
+            "fill": self.last_fill_id,
+            "ledger": self.last_ledger_id,
+        }
+
+
+def _hash_body(event: dict[str, Any]) -> tuple[str, str]:
+    """(canonical JSON, its SHA-256): orjson's sorted compact output is byte for byte what
+    proofs.canonical (the verifier's stdlib json) gives for these events, about 8 times
+    faster (tests/chain/test_proofs.py checks the two agree, odd characters included)."""
+    body = orjson.dumps(event, option=orjson.OPT_SORT_KEYS)
+    return body.decode(), sha256(body).hexdigest()
+
+
 def _link(
-    head: ChainHead,
+    head: "ChainHead | _Head",
     events: list[tuple[int, int, str, int, dict[str, Any]]],
     sealed_through: str | None,
 ) -> list[dict[str, Any]]:
@@ -123,8 +260,7 @@ def _link(
         seq += 1
         event["seq"] = seq
         event["prev_hash"] = previous
-        body = canonical(event)
-        previous = event_hash(body)
+        body, previous = _hash_body(event)
         rows.append(
             {
                 "portfolio_id": head.portfolio_id,

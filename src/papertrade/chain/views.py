@@ -14,6 +14,8 @@ from papertrade.chain.proofs import GENESIS, inclusion_path, leaf_hash
 from papertrade.errors import NotFound
 from papertrade.models import Attestation, AttestationAnchor, ChainEntry, ChainHead
 
+ATTESTED = ("anchored", "confirmed")  # a calendar holds the root; or it is in a block already
+
 
 async def status(session: AsyncSession, portfolio_id: int) -> dict[str, Any]:
     """How far the portfolio's chain is covered by anchored roots ("verified through <day>")."""
@@ -23,12 +25,12 @@ async def status(session: AsyncSession, portfolio_id: int) -> dict[str, Any]:
         await session.execute(
             select(func.max(ChainEntry.seq), func.max(ChainEntry.day))
             .join(Attestation, Attestation.day == ChainEntry.day)
-            .where(ChainEntry.portfolio_id == portfolio_id, Attestation.status == "anchored")
+            .where(ChainEntry.portfolio_id == portfolio_id, Attestation.status.in_(ATTESTED))
         )
     ).one()
     attested_seq = int(attested[0] or 0)
     verified_through: str | None = await session.scalar(
-        select(func.max(Attestation.day)).where(Attestation.status == "anchored")
+        select(func.max(Attestation.day)).where(Attestation.status.in_(ATTESTED))
     )
     if head_seq == 0:
         state = "empty"
@@ -76,6 +78,9 @@ async def anchors(session: AsyncSession, attestation: Attestation) -> list[dict[
     digest = bytes.fromhex(attestation.root)
     found = []
     for row in rows:
+        if row.calendar.startswith("tron:"):  # a memo transaction: its id (and block)
+            found.append(tron_view(row))
+            continue
         proof = bytes.fromhex(row.proof) if row.proof else None
         try:
             attested = anchor.attestations(digest, proof) if proof else []
@@ -94,12 +99,29 @@ async def anchors(session: AsyncSession, attestation: Attestation) -> list[dict[
     return found
 
 
+def tron_view(row: AttestationAnchor) -> dict[str, Any]:
+    sent = json.loads(row.proof) if row.proof else {}
+    attested = [f"tron:{sent['txid']}"] if sent.get("txid") else []
+    if sent.get("block") is not None:
+        attested.append(f"tron-block:{sent['block']}")
+    return {
+        "calendar": row.calendar,
+        "status": row.status,
+        "attempts": row.attempts,
+        "error": row.error or None,
+        "proof": row.proof,
+        "attestations": attested,
+    }
+
+
 async def root_view(session: AsyncSession, attestation: Attestation) -> dict[str, Any]:
     anchored = await anchors(session, attestation)
     proofs = [
         bytes.fromhex(a["proof"])
         for a in anchored
-        if a["proof"] and not a["attestations"][0].startswith("invalid")
+        if a["proof"]
+        and not a["calendar"].startswith("tron:")
+        and not a["attestations"][0].startswith("invalid")
     ]
     ots = anchor.ots_file(bytes.fromhex(attestation.root), proofs) if proofs else None
     return {

@@ -1,4 +1,4 @@
-"""/v1/comments: comments on public portfolios."""
+"""/v1/comments: comments on public portfolios and strategies."""
 
 from typing import Annotated
 
@@ -6,8 +6,9 @@ from fastapi import APIRouter, Query
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.comments import service
-from papertrade.comments.schemas import CommentCreate, CommentEdit, CommentRead
-from papertrade.errors import RateLimited
+from papertrade.comments.schemas import ONE_TARGET, CommentCreate, CommentEdit, CommentRead
+from papertrade.comments.service import Target
+from papertrade.errors import RateLimited, ValidationFailed
 from papertrade.kit.ids import Id
 from papertrade.kit.schemas import Ok
 from papertrade.models import Comment
@@ -21,6 +22,7 @@ def render(comment: Comment, replies: list[Comment] | None = None) -> CommentRea
     return CommentRead(
         id=comment.id,
         portfolio_id=comment.portfolio_id,
+        strategy_id=comment.strategy_id,
         user_id=comment.user_id,
         parent_id=comment.parent_id,
         text=comment.text,
@@ -33,7 +35,8 @@ def render(comment: Comment, replies: list[Comment] | None = None) -> CommentRea
 
 @router.post("/comments", status_code=201, response_model=CommentRead)
 async def create(body: CommentCreate, principal: Writer, ctx: Ctx) -> CommentRead:
-    """Comment on a public portfolio (or reply to a top-level comment); a few an hour."""
+    """Comment on a public portfolio or strategy (or reply to a top-level comment); a few an
+    hour."""
     limit = ctx.settings.rate_limit_comments_per_hour
     usage = await ctx.limiter.hit(f"comments:user:{principal.user_id}", limit, HOUR_S)
     if not usage.allowed:
@@ -42,22 +45,28 @@ async def create(body: CommentCreate, principal: Writer, ctx: Ctx) -> CommentRea
             retry_after=usage.retry_after,
         )
     async with ctx.transaction() as uow:
-        comment = await service.post(uow, principal, body.portfolio_id, body.text, body.parent_id)
+        target = Target(body.portfolio_id, body.strategy_id)
+        comment = await service.post(uow, principal, target, body.text, body.parent_id)
         return render(comment)
 
 
 @router.get("/comments", response_model=list[CommentRead])
 async def listing(
-    portfolio_id: Id,
     principal: Caller,
     ctx: Ctx,
+    portfolio_id: Id | None = None,
+    strategy_id: Id | None = None,
     before_id: Id | None = None,
     limit: Limit = 20,
 ) -> list[CommentRead]:
-    """A portfolio's comments, newest first (page with before_id), each with its replies."""
+    """A portfolio's or a strategy's comments, newest first (page with before_id), each with
+    its replies."""
+    if (portfolio_id is None) == (strategy_id is None):
+        raise ValidationFailed(ONE_TARGET)
     async with ctx.db.reader() as session:
+        target = Target(portfolio_id, strategy_id)
         tops, replies = await service.thread(
-            session, principal.user_id, portfolio_id, before_id=before_id, limit=limit
+            session, principal.user_id, target, before_id=before_id, limit=limit
         )
         return [render(top, replies[top.id]) for top in tops]
 
@@ -72,7 +81,7 @@ async def edit(comment_id: Id, body: CommentEdit, principal: Writer, ctx: Ctx) -
 
 @router.delete("/comments/{comment_id}", response_model=Ok)
 async def delete(comment_id: Id, principal: Writer, ctx: Ctx) -> Ok:
-    """Delete my comment, or any comment on my portfolio."""
+    """Delete my comment, or any comment on my portfolio or strategy."""
     async with ctx.transaction() as uow:
         await service.delete(uow, principal.user_id, comment_id)
     return Ok()

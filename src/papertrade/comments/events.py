@@ -1,5 +1,5 @@
-"""What comments emit: durable, so the inbox (issue #18) tells the portfolio's owner (and, for a
-reply, the author of the comment replied to)."""
+"""What comments emit: durable, so the inbox (issue #18) tells the owner of the portfolio or
+strategy (and, for a reply, the author of the comment replied to)."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +13,8 @@ class CommentPosted(DomainEvent):
     type = "comment.posted"
     durable = True
     comment_id: int
-    portfolio_id: int
+    portfolio_id: int | None  # exactly one of portfolio_id and strategy_id
+    strategy_id: int | None
     author_user_id: int
     owner_user_id: int
     parent_author_user_id: int | None
@@ -23,6 +24,7 @@ class CommentPosted(DomainEvent):
         return {
             "comment_id": self.comment_id,
             "portfolio_id": self.portfolio_id,
+            "strategy_id": self.strategy_id,
             "author_user_id": self.author_user_id,
             "owner_user_id": self.owner_user_id,
             "parent_author_user_id": self.parent_author_user_id,

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from papertrade.trading.conditional import ConditionalType, WorkingType
-from papertrade.trading.enums import Side, TimeInForce
+from papertrade.trading.enums import PositionSide, Side, TimeInForce
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,3 +28,8 @@ class PlaceConditional:
     time_in_force: TimeInForce = TimeInForce.GTC
     client_algo_id: str | None = None
     source: str = "v1"
+    # BOTH in one-way mode, LONG or SHORT in hedge mode; None: what the direction implies.
+    position_side: PositionSide | None = None
+    # The entry these exits protect (/v1's attached TP/SL, a strategy's, an alert's): the order
+    # the stop places later is traced back to where the entry came from (live mirroring).
+    origin_order_id: int | None = None

@@ -18,7 +18,7 @@ from papertrade.kit.ids import Id
 from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.conditional import ConditionalType, WorkingType
-from papertrade.trading.enums import Side, TimeInForce
+from papertrade.trading.enums import PositionSide, Side, TimeInForce
 from papertrade.uow import SyncWork
 
 router = APIRouter(tags=["conditional orders"])
@@ -120,6 +120,7 @@ async def set_position_tpsl(
             stop_loss=body.stop_loss,
             working_type=working_type(body.working_price),
             source=source,
+            position_side=PositionSide(body.position_side) if body.position_side else None,
         )
         return [read(row) for row in rows]
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from papertrade.events import PortfolioEvent
 
+OCO_REASON = "one-cancels-other"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConditionalEvent(PortfolioEvent):
@@ -30,10 +32,21 @@ class ConditionalPlaced(ConditionalEvent):
 
     type = "conditional.new"
 
+    def is_durable(self) -> bool:
+        # A new take-profit / stop-loss (reduce-only) changes a position's protection:
+        # subscribers who asked for `modify` signals hear of it (subscriptions/consumers.py).
+        return bool(self.conditional.get("reduce_only"))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConditionalCanceled(ConditionalEvent):
     type = "conditional.canceled"
+
+    def is_durable(self) -> bool:
+        # A protection removed or replaced by its owner is a `modify` signal; one cancelled
+        # because its position closed (one-cancels-other) is not news to anyone.
+        reason = str(self.conditional.get("reason") or "")
+        return bool(self.conditional.get("reduce_only")) and OCO_REASON not in reason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -70,6 +70,7 @@ class ConditionalRead(Schema):
     portfolio_id: int
     symbol: str
     side: str
+    position_side: str = Field(description="BOTH in one-way mode; LONG or SHORT in hedge mode")
     type: str
     working_price: str
     trigger_price: Number | None
@@ -80,6 +81,10 @@ class ConditionalRead(Schema):
     price_protect: bool
     callback_rate: Number | None
     activation_price: Number | None
+    trailing_extreme: Number | None = Field(
+        default=None,
+        description="Trailing stops: the best price since activation (saved about once a second).",
+    )
     time_in_force: str
     status: str = Field(description="new, triggered, canceled, rejected or expired")
     client_order_id: str
@@ -120,3 +125,8 @@ class PositionTpSl(StrictInput):
         description="Trigger price; none: no SL.",
     )
     working_price: Literal["mark", "last"] = "mark"
+    position_side: Literal["BOTH", "LONG", "SHORT"] | None = Field(
+        default=None,
+        description="Hedge mode: the LONG or SHORT position to protect; omitted, the side that "
+        "is open (required when both are).",
+    )

@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from papertrade.auth.principal import Principal
+from papertrade.conditional import record
 from papertrade.conditional.commands import PlaceConditional
 from papertrade.conditional.errors import (
     ConditionalNotFound,
@@ -26,6 +27,7 @@ from papertrade.conditional.events import (
     ConditionalRejected,
     ConditionalTriggered,
 )
+from papertrade.conditional.record import ConditionalRecord
 from papertrade.conditional.views import conditional_data
 from papertrade.errors import NotFound
 from papertrade.kit.decimals import ZERO
@@ -36,11 +38,16 @@ from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.pricing import Venue
 from papertrade.orders.record import OrderRecord
 from papertrade.portfolios import service as portfolio_service
+from papertrade.positions import service as position_service
 from papertrade.trading import conditional as rules
 from papertrade.trading import orders as order_rules
 from papertrade.trading.conditional import ConditionalStatus, ConditionalType, WorkingType
-from papertrade.trading.enums import Action, OrderStatus, Side, TimeInForce
-from papertrade.trading.errors import ReduceOnlyRejected
+from papertrade.trading.enums import Action, OrderStatus, PositionSide, Side, TimeInForce
+from papertrade.trading.errors import (
+    PositionSideMismatch,
+    ReduceOnlyInHedgeMode,
+    ReduceOnlyRejected,
+)
 from papertrade.trading.values import Quote
 from papertrade.uow import AnyWork, AsyncWork, SyncWork
 
@@ -60,7 +67,7 @@ def place(
     """Record a conditional order; the engine watches its trigger from the commit on."""
     session = uow.session
     instrument = venue.instrument(cmd.symbol)
-    portfolio_service.check_owned(
+    portfolio = portfolio_service.check_owned(
         session.get(Portfolio, cmd.portfolio_id), principal, cmd.portfolio_id
     )
     quote = venue.quote(instrument.symbol)
@@ -115,7 +122,7 @@ def place(
         price=cmd.price,
         quantity=cmd.quantity,
         close_position=cmd.close_position,
-        reduce_only=cmd.reduce_only or cmd.close_position,
+        reduce_only=cmd.reduce_only or cmd.close_position or _closes_hedge(portfolio, cmd),
         price_protect=cmd.price_protect,
         callback_rate=cmd.callback_rate,
         activation_price=cmd.activation_price,
@@ -123,7 +130,9 @@ def place(
         status=ConditionalStatus.NEW.value,
         is_open=True,
         client_algo_id=client_id or f"pt-algo-{order_id}",
+        position_side=_position_side(portfolio, cmd),
         source=cmd.source,
+        origin_order_id=cmd.origin_order_id,
         created_at=now,
         updated_at=now,
     )
@@ -133,8 +142,43 @@ def place(
     return row
 
 
+def _position_side(portfolio: Portfolio, cmd: PlaceConditional) -> str:
+    """The position a conditional order will trade, checked against the portfolio's mode now
+    (the order it places is checked again when it triggers)."""
+    wanted = cmd.position_side
+    if not portfolio.dual_side_position:
+        if wanted not in (None, PositionSide.BOTH):
+            raise PositionSideMismatch(
+                "The portfolio is in one-way mode: the position side is BOTH."
+            )
+        return PositionSide.BOTH.value
+    if wanted is PositionSide.BOTH:
+        raise PositionSideMismatch("The portfolio is in hedge mode: name LONG or SHORT.")
+    if cmd.reduce_only and not cmd.close_position and cmd.position_side is not None:
+        raise ReduceOnlyInHedgeMode(
+            "reduceOnly is not used in hedge mode: close with the position's side "
+            "(SELL for LONG, BUY for SHORT)."
+        )
+    if wanted is None:  # what the direction implies: a reduce-only sell closes the LONG position
+        closing = cmd.reduce_only or cmd.close_position
+        wanted = PositionSide.LONG if (cmd.side is Side.BUY) != closing else PositionSide.SHORT
+    if (cmd.reduce_only or cmd.close_position) and cmd.side is not wanted.closing_side:
+        raise ReduceOnlyRejected(f"A {cmd.side} order cannot close the {wanted} position.")
+    return wanted.value
+
+
+def _closes_hedge(portfolio: Portfolio, cmd: PlaceConditional) -> bool:
+    """A hedge-mode order on its position's closing side closes it (kept as reduce-only, so the
+    position's closing cancels it with the other TP/SL)."""
+    side = cmd.position_side
+    return portfolio.dual_side_position and side is not None and cmd.side is side.closing_side
+
+
 def _close(
-    uow: AnyWork, row: ConditionalOrder, status: ConditionalStatus, reason: str | None
+    uow: AnyWork,
+    row: ConditionalOrder | ConditionalRecord,
+    status: ConditionalStatus,
+    reason: str | None,
 ) -> None:
     row.status = status.value
     row.is_open = False
@@ -231,48 +275,38 @@ async def list_conditional(
     return (await session.scalars(statement)).all()
 
 
-def _load_open(session: Session, conditional_ids: Sequence[int]) -> list[ConditionalOrder]:
-    rows: list[ConditionalOrder] = []
-    for start in range(0, len(conditional_ids), CHUNK):
-        chunk = conditional_ids[start : start + CHUNK]
-        rows.extend(
-            session.scalars(
-                select(ConditionalOrder)
-                .where(ConditionalOrder.id.in_(chunk), ConditionalOrder.is_open.is_(True))
-                .order_by(ConditionalOrder.id)
-                .with_for_update()
-            )
-        )
-    return rows
-
-
 def trigger(
     uow: SyncWork, venue: Venue, conditional_ids: Sequence[int], levels: dict[int, Decimal]
-) -> list[ConditionalOrder]:
+) -> list[ConditionalRecord]:
     """Place the orders of conditional orders whose trigger was reached, in one unit of work.
 
     `levels` gives the trigger level a trailing stop reached (its trigger moves with the price).
     One whose order is refused (margin, filters, nothing to reduce) is closed as rejected with
     the reason; the others go on. A position closed by one of a position's TP/SL cancels the
     other (one-cancels-other).
+
+    Batched for a tick that triggers thousands: the rows are read as plain records in a few
+    chunked SELECTs, every order goes through one `place_all` (bulk inserts of orders, fills and
+    ledger rows), and the rows' new state goes back in one multi-row UPDATE.
     """
     session = uow.session
-    rows = _load_open(session, conditional_ids)
+    rows = record.load_open(session, list(conditional_ids), CHUNK)
     if not rows:
         return []
-    # The rows' changes go back once, at the commit, not at each query placing runs.
+    # The changes of the orders' rows go back once, at the commit, not at each query.
     with session.no_autoflush:
         return _trigger(uow, venue, rows, levels)
 
 
 def _trigger(
-    uow: SyncWork, venue: Venue, rows: list[ConditionalOrder], levels: dict[int, Decimal]
-) -> list[ConditionalOrder]:
+    uow: SyncWork, venue: Venue, rows: list[ConditionalRecord], levels: dict[int, Decimal]
+) -> list[ConditionalRecord]:
     session = uow.session
     portfolio_ids = sorted({row.portfolio_id for row in rows})
     workset.load(uow, portfolio_ids)
     requests: list[tuple[Principal, PlaceOrder]] = []
-    placing: list[ConditionalOrder] = []
+    placing: list[ConditionalRecord] = []
+    principals: dict[int, Principal] = {}
     now = uow.now()
     for row in rows:
         row.triggered_at = now
@@ -283,14 +317,19 @@ def _trigger(
             _close(uow, row, ConditionalStatus.REJECTED, "the portfolio no longer exists")
             continue
         quantity = row.quantity
+        key = position_service.position_key(row.symbol, row.position_side)
         if row.close_position:
-            position = state.positions.get(row.symbol)
+            position = state.positions.get(key)
             quantity = abs(position.quantity) if position is not None else ZERO
             if quantity == ZERO:
                 _close(uow, row, ConditionalStatus.EXPIRED, "there was no position to close")
                 continue
         kind = ConditionalType(row.type)
-        principal = Principal(kind="session", user_id=state.portfolio.user_id, credential_id=0)
+        principal = principals.get(row.portfolio_id)
+        if principal is None:
+            principal = principals[row.portfolio_id] = Principal(
+                kind="session", user_id=state.portfolio.user_id, credential_id=0
+            )
         command = PlaceOrder(
             portfolio_id=row.portfolio_id,
             symbol=row.symbol,
@@ -302,25 +341,29 @@ def _trigger(
             time_in_force=TimeInForce(row.time_in_force),
             source=row.source,
             strict_reduce_side=True,
+            position_side=PositionSide(row.position_side),
         )
         requests.append((principal, command))
         placing.append(row)
     outcomes = order_service.place_all(uow, venue, requests)
-    flattened: set[tuple[int, str]] = set()
+    flattened: set[tuple[int, str, str]] = set()
     for row, outcome in zip(placing, outcomes, strict=True):
         if isinstance(outcome, OrderRecord):
             row.actual_order_id = outcome.id
             _close(uow, row, ConditionalStatus.TRIGGERED, None)
             if row.reduce_only and outcome.status == OrderStatus.FILLED.value:
                 state = workset.get(uow, row.portfolio_id)
-                position = state.positions.get(row.symbol) if state else None
+                key = position_service.position_key(row.symbol, outcome.position_side)
+                position = state.positions.get(key) if state else None
                 if position is None or position.quantity == ZERO:
-                    flattened.add((row.portfolio_id, row.symbol))
+                    flattened.add((row.portfolio_id, row.symbol, outcome.position_side))
         else:
             reason = getattr(outcome, "message", str(outcome))
             _close(uow, row, ConditionalStatus.REJECTED, str(reason)[:200])
-    for portfolio_id, symbol in sorted(flattened):
-        cancel_closing(uow, session, portfolio_id, symbol)
+    # Written now, so the one-cancels-other query below sees these rows closed.
+    record.write_back(session, rows)
+    for portfolio_id, symbol, position_side in sorted(flattened):
+        cancel_closing(uow, session, portfolio_id, symbol, position_side)
     return rows
 
 
@@ -332,24 +375,33 @@ async def place_in(
 
 
 async def cancel_closing_in(
-    uow: AsyncWork, portfolio_id: int, symbol: str
+    uow: AsyncWork, portfolio_id: int, symbol: str, position_side: str | None = None
 ) -> list[ConditionalOrder]:
     """cancel_closing() inside an async unit of work."""
     return await uow.session.run_sync(
-        lambda session: cancel_closing(uow.on(session), session, portfolio_id, symbol)
+        lambda session: cancel_closing(
+            uow.on(session), session, portfolio_id, symbol, position_side
+        )
     )
 
 
 def cancel_closing(
-    uow: AnyWork, session: Session, portfolio_id: int, symbol: str
+    uow: AnyWork,
+    session: Session,
+    portfolio_id: int,
+    symbol: str,
+    position_side: str | None = None,
 ) -> list[ConditionalOrder]:
-    """The position is closed: the TP/SL still waiting to close it are cancelled."""
+    """The position is closed: the TP/SL still waiting to close it are cancelled (in hedge
+    mode, those of that position side only)."""
     statement = select(ConditionalOrder).where(
         ConditionalOrder.portfolio_id == portfolio_id,
         ConditionalOrder.symbol == symbol,
         ConditionalOrder.is_open.is_(True),
         ConditionalOrder.reduce_only.is_(True),
     )
+    if position_side is not None and position_side != PositionSide.BOTH:
+        statement = statement.where(ConditionalOrder.position_side == position_side)
     # is_open again in memory: the unit of work may have just closed some (not yet flushed).
     rows = [row for row in session.scalars(statement.with_for_update()) if row.is_open]
     for row in rows:
@@ -366,6 +418,7 @@ def attached(
     stop_loss: Decimal | None,
     working_type: WorkingType,
     source: str,
+    position_side: PositionSide | None = None,
 ) -> list[PlaceConditional]:
     """The TP/SL pair of a position (or of an entry): market orders closing the whole position,
     a take-profit on the profitable side and a stop-loss on the other."""
@@ -383,6 +436,7 @@ def attached(
             close_position=True,
             working_type=working_type,
             source=source,
+            position_side=position_side,
         )
         for kind, trigger in wanted
         if trigger is not None
@@ -398,8 +452,8 @@ def check_attached(venue: Venue, commands: Sequence[PlaceConditional]) -> None:
             side=cmd.side,
             trigger_price=cmd.trigger_price,
             price=None,
-            callback_rate=None,
-            activation_price=None,
+            callback_rate=cmd.callback_rate,
+            activation_price=cmd.activation_price,
             current=watched_price(cmd.working_type, venue.quote(cmd.symbol)),
             tick_size=instrument.tick_size,
         )
@@ -416,20 +470,24 @@ def set_position_tpsl(
     stop_loss: Decimal | None,
     working_type: WorkingType,
     source: str,
+    position_side: PositionSide | None = None,
 ) -> list[ConditionalOrder]:
-    """Replace the TP/SL of an open position (neither: remove them)."""
+    """Replace the TP/SL of an open position (neither: remove them). In hedge mode the position
+    is the side named, or the only side open."""
     session = uow.session
-    portfolio_service.check_owned(session.get(Portfolio, portfolio_id), principal, portfolio_id)
+    portfolio = session.get(Portfolio, portfolio_id)
+    portfolio_service.check_owned(portfolio, principal, portfolio_id)
+    assert portfolio is not None  # check_owned raised otherwise
     instrument = venue.instrument(symbol)
-    position = session.scalar(
-        select(Position).where(Position.portfolio_id == portfolio_id, Position.symbol == symbol)
-    )
+    position = _position_to_protect(session, portfolio, instrument.symbol, position_side)
     exit_side = order_rules.reducing_side(position.quantity if position else ZERO)
-    if exit_side is None:
-        raise ReduceOnlyRejected(f"There is no {instrument.symbol} position to protect.")
+    if position is None or exit_side is None:
+        named = f" {position_side.value}" if position_side else ""
+        raise ReduceOnlyRejected(f"There is no {instrument.symbol}{named} position to protect.")
     statement = select(ConditionalOrder).where(
         ConditionalOrder.portfolio_id == portfolio_id,
         ConditionalOrder.symbol == instrument.symbol,
+        ConditionalOrder.position_side == position.position_side,
         ConditionalOrder.is_open.is_(True),
         ConditionalOrder.close_position.is_(True),
     )
@@ -443,5 +501,32 @@ def set_position_tpsl(
         stop_loss=stop_loss,
         working_type=working_type,
         source=source,
+        position_side=PositionSide(position.position_side),
     )
     return [place(uow, venue, principal, cmd) for cmd in commands]
+
+
+def _position_to_protect(
+    session: Session, portfolio: Portfolio, symbol: str, position_side: PositionSide | None
+) -> Position | None:
+    if not portfolio.dual_side_position:
+        if position_side not in (None, PositionSide.BOTH):
+            raise PositionSideMismatch(
+                "The portfolio is in one-way mode: the position side is BOTH."
+            )
+        position_side = PositionSide.BOTH
+    elif position_side is PositionSide.BOTH:
+        raise PositionSideMismatch("The portfolio is in hedge mode: name LONG or SHORT.")
+    statement = select(Position).where(
+        Position.portfolio_id == portfolio.id,
+        Position.symbol == symbol,
+        Position.quantity != ZERO,
+    )
+    if position_side is not None:
+        statement = statement.where(Position.position_side == position_side.value)
+    held = list(session.scalars(statement))
+    if len(held) > 1:
+        raise PositionSideMismatch(
+            f"Both {symbol} positions are open: name the position side (LONG or SHORT)."
+        )
+    return held[0] if held else None

@@ -2,15 +2,17 @@
 
 from typing import Any
 
+from papertrade.conditional.record import ConditionalRecord
 from papertrade.models import ConditionalOrder
 
 
-def conditional_data(row: ConditionalOrder) -> dict[str, Any]:
+def conditional_data(row: ConditionalOrder | ConditionalRecord) -> dict[str, Any]:
     return {
         "id": row.id,
         "portfolio_id": row.portfolio_id,
         "symbol": row.symbol,
         "side": row.side,
+        "position_side": row.position_side,
         "type": row.type,
         "working_type": row.working_type,
         "trigger_price": row.trigger_price,
@@ -21,6 +23,7 @@ def conditional_data(row: ConditionalOrder) -> dict[str, Any]:
         "price_protect": row.price_protect,
         "callback_rate": row.callback_rate,
         "activation_price": row.activation_price,
+        "trailing_extreme": row.trailing_extreme,
         "time_in_force": row.time_in_force,
         "status": row.status,
         "client_algo_id": row.client_algo_id,

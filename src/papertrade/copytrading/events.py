@@ -9,6 +9,45 @@ from papertrade.events import DomainEvent, PortfolioEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CopyFilled(PortfolioEvent):
+    """A leader fill was copied into the follower's portfolio (`portfolio_id`). Not durable:
+    the order's own events are; this one tells the follower's `social` socket which leader
+    fill the order mirrors."""
+
+    type = "copy.filled"
+    relation_id: int
+    follower_user_id: int
+    leader_order_id: int
+    follower_order_id: int
+    leg: str
+    symbol: str
+    side: str
+    quantity: Decimal
+    price: Decimal | None
+    leader_price: Decimal
+    realized_pnl: Decimal
+    commission: Decimal
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "relation_id": self.relation_id,
+            "user_id": self.follower_user_id,
+            "portfolio_id": self.portfolio_id,
+            "leader_order_id": self.leader_order_id,
+            "follower_order_id": self.follower_order_id,
+            "leg": self.leg,
+            "symbol": self.symbol,
+            "side": self.side,
+            "quantity": self.quantity,
+            "price": self.price,
+            "leader_price": self.leader_price,
+            "realized_pnl": self.realized_pnl,
+            "commission": self.commission,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CopySkipped(PortfolioEvent):
     """A leader fill was not copied into the follower's portfolio (`portfolio_id`)."""
 

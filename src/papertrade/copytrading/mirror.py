@@ -19,7 +19,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from papertrade.copytrading import rules
 from papertrade.copytrading import service as copies
-from papertrade.copytrading.events import CopySkipped
+from papertrade.copytrading.events import CopyFilled, CopySkipped
 from papertrade.errors import PapertradeError
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
@@ -131,7 +131,26 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
         return
     await session.run_sync(_place, uow, venue, batch)
     for leg in batch.legs:
-        if leg.reason is not None:
+        if leg.order is not None and leg.reason is None:
+            order = leg.order
+            uow.emit(
+                CopyFilled(
+                    portfolio_id=leg.relation.follower_portfolio_id,
+                    relation_id=leg.relation.id,
+                    follower_user_id=leg.relation.follower_user_id,
+                    leader_order_id=leg.fill.order_id,
+                    follower_order_id=order.id,
+                    leg=leg.leg,
+                    symbol=leg.fill.symbol,
+                    side=order.side,
+                    quantity=order.filled_quantity,
+                    price=order.avg_price if order.filled_quantity > ZERO else None,
+                    leader_price=leg.fill.price,
+                    realized_pnl=order.realized_pnl,
+                    commission=order.commission,
+                )
+            )
+        elif leg.reason is not None:
             uow.emit(
                 CopySkipped(
                     portfolio_id=leg.relation.follower_portfolio_id,

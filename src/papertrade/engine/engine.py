@@ -2,13 +2,15 @@
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 import time
 from collections.abc import Coroutine, Iterable, Sequence
-from typing import Any
+from decimal import Decimal
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select, update
 
 from papertrade.conditional import service as conditional_service
 from papertrade.conditional.events import ConditionalEvent, ConditionalPlaced
@@ -31,10 +33,12 @@ from papertrade.orders.record import AnyOrder, OrderRecord
 from papertrade.positions import service as position_service
 from papertrade.positions.events import PositionClosed, PositionLiquidated
 from papertrade.trading import orders as rules
+from papertrade.trading import realism
 from papertrade.trading.book import Books, RestingOrder
-from papertrade.trading.enums import Liquidity, OrderStatus, Side
-from papertrade.trading.values import Quote
-from papertrade.uow import AsyncWork
+from papertrade.trading.enums import Liquidity, OrderStatus, PositionSide, Side
+from papertrade.trading.realism import Realism
+from papertrade.trading.values import Instrument, Quote
+from papertrade.uow import AsyncWork, SyncWork
 
 log = logging.getLogger("papertrade.engine")
 CHUNK = 500
@@ -167,6 +171,26 @@ class Engine:
             except Exception as exc:
                 log_failure(log, "following open orders failed", exc, self.ctx.db.outages)
 
+    async def save_trailing(self) -> None:
+        """Save the best prices trailing stops moved to, so a restart resumes from them."""
+        moved = self.triggers.moved()
+        if not moved:
+            return
+        rows = [{"row_id": i, "extreme": extreme} for i, extreme in moved.items()]
+
+        def run(uow: SyncWork) -> None:
+            table = cast(Table, ConditionalOrder.__table__)  # Core: one executemany
+            uow.session.execute(
+                update(table)
+                .where(table.c.id == bindparam("row_id"), table.c.is_open.is_(True))
+                .values(trailing_extreme=bindparam("extreme")),
+                rows,
+            )
+
+        # Bounded: at shutdown the writer may stop before this loop does, and a save that never
+        # completes must not hold the engine (the next start resumes from the last saved price).
+        await asyncio.wait_for(self.ctx.run_unit(run), timeout=5)
+
     def rest(self, order: AnyOrder) -> None:
         """Put an open order in its book (price-time priority)."""
         assert order.price is not None
@@ -214,7 +238,8 @@ class Engine:
             elif isinstance(event, PositionClosed | PositionLiquidated) and self.active:
                 symbol = str(event.position["symbol"])
                 if self.triggers.closes(event.portfolio_id, symbol):
-                    self._spawn(self._cancel_closing(event.portfolio_id, symbol))
+                    side = str(event.position.get("position_side") or PositionSide.BOTH.value)
+                    self._spawn(self._cancel_closing(event.portfolio_id, symbol, side))
 
     def unrest(self, symbol: str, order_id: int) -> None:
         if self.active:
@@ -229,7 +254,7 @@ class Engine:
             crossed = self.books.crossed(quote.symbol, quote.mark_price)
             if crossed:
                 self._note_taken_out(r.order_id for r in crossed)
-                await self.fill_crossed(quote.symbol, crossed)
+                await self.fill_crossed(quote.symbol, crossed, mark=quote.mark_price)
         fired = self.triggers.reached(quote)
         if fired is not None:
             self._note_taken_out(fired.ids)
@@ -271,11 +296,14 @@ class Engine:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def _cancel_closing(self, portfolio_id: int, symbol: str) -> None:
-        """One-cancels-other: the position closed (by any fill), so its waiting TP/SL go."""
+    async def _cancel_closing(self, portfolio_id: int, symbol: str, position_side: str) -> None:
+        """One-cancels-other: the position closed (by any fill), so its waiting TP/SL go (in
+        hedge mode, those of the side that closed)."""
         try:
             async with self.ctx.transaction() as uow:
-                await conditional_service.cancel_closing_in(uow, portfolio_id, symbol)
+                await conditional_service.cancel_closing_in(
+                    uow, portfolio_id, symbol, position_side
+                )
         except Exception:
             log.exception("cancelling the TP/SL of a closed %s position failed", symbol)
 
@@ -296,20 +324,29 @@ class Engine:
             for conditional_id in fired.ids:
                 self._taken_out.pop(conditional_id, None)
 
-    async def fill_crossed(self, symbol: str, crossed: list[RestingOrder]) -> None:
-        """Fill crossed orders at their limit prices (maker), in one unit of work."""
+    async def fill_crossed(
+        self, symbol: str, crossed: list[RestingOrder], *, mark: Decimal | None = None
+    ) -> None:
+        """Fill crossed orders at their limit prices (maker), in one unit of work; `mark`: the
+        mark that crossed them (recorded on the fills)."""
         try:
             async with self.ctx.transaction() as uow:
-                await self._apply_crossed(uow, symbol, crossed)
+                partly = await self._apply_crossed(uow, symbol, crossed, mark)
         except Exception as exc:
             what = f"filling {len(crossed)} crossed {symbol} orders failed; they stay resting"
             log_failure(log, what, exc, self.ctx.db.outages)
             for resting in crossed:
                 self.books.add(symbol, resting)
+            return
+        # Partly filled against the modelled depth (realistic profile): the rest keeps its place.
+        for resting in partly:
+            self._taken_out.pop(resting.order_id, None)
+            self._add(symbol, resting)
 
     async def _apply_crossed(
-        self, uow: AsyncWork, symbol: str, crossed: list[RestingOrder]
-    ) -> None:
+        self, uow: AsyncWork, symbol: str, crossed: list[RestingOrder], mark: Decimal | None
+    ) -> list[RestingOrder]:
+        """Fill what is still open; return what stays resting with a smaller quantity."""
         session = uow.session
         ids = [r.order_id for r in crossed]
         orders: dict[int, OrderRecord] = {}
@@ -324,7 +361,7 @@ class Engine:
 
         portfolio_ids = sorted({o.portfolio_id for o in orders.values()})
         portfolios: dict[int, Portfolio] = {}
-        positions: dict[int, Position] = {}
+        positions: dict[tuple[int, str], Position] = {}  # by portfolio and position side
         for chunk in _chunks(portfolio_ids):
             found = await session.scalars(
                 select(Portfolio)
@@ -336,25 +373,42 @@ class Engine:
             held = await session.scalars(
                 select(Position).where(Position.portfolio_id.in_(chunk), Position.symbol == symbol)
             )
-            positions.update((p.portfolio_id, p) for p in held)
+            positions.update(((p.portfolio_id, p.position_side), p) for p in held)
         instrument = instrument_of(self.ctx.market, symbol)
+        partly: list[RestingOrder] = []
         for resting in crossed:
             order = orders.get(resting.order_id)
             if order is None or not order.is_open:
                 continue  # cancelled (or filled) since it was put in the book: one outcome only
             uow.part(OrderRows).filled.append(order)
             portfolio = portfolios[order.portfolio_id]
-            position = positions.get(portfolio.id)
+            key = (portfolio.id, order.position_side)
+            position = positions.get(key)
             if position is None:
+                like = next((p for (pid, _), p in positions.items() if pid == portfolio.id), None)
                 position = position_service.flat_position(
-                    portfolio.id, instrument, self.ctx.settings.default_leverage
+                    portfolio.id,
+                    instrument,
+                    self.ctx.settings.default_leverage,
+                    order.position_side,
+                    like=like,
                 )
                 session.add(position)
-                positions[portfolio.id] = position
-            self._fill_one(uow, portfolio, position, order)
+                positions[key] = position
+            self._fill_one(uow, portfolio, position, order, instrument, mark)
+            if order.is_open:
+                left = order.quantity - order.filled_quantity
+                partly.append(dataclasses.replace(resting, quantity=left))
+        return partly
 
     def _fill_one(
-        self, uow: AsyncWork, portfolio: Portfolio, position: Position, order: OrderRecord
+        self,
+        uow: AsyncWork,
+        portfolio: Portfolio,
+        position: Position,
+        order: OrderRecord,
+        instrument: Instrument,
+        mark: Decimal | None = None,
     ) -> None:
         assert order.price is not None
         quantity = order.quantity - order.filled_quantity
@@ -363,6 +417,17 @@ class Engine:
             if rules.reducing_side(position.quantity) is not Side(order.side):
                 quantity = ZERO
             quantity = min(quantity, abs(position.quantity))
+        # The realistic profile fills at most the modelled depth at the price per crossing tick;
+        # what is left keeps resting (fill_crossed puts it back in the book).
+        depth_capped = realism.maker_quantity(
+            Realism(portfolio.realism),
+            quantity,
+            order.price,
+            instrument.step_size,
+            realism.depth_usdt(order.symbol),
+        )
+        rests = depth_capped < quantity
+        quantity = depth_capped
         if quantity > ZERO:
             apply_fill(
                 uow,
@@ -372,8 +437,9 @@ class Engine:
                 price=order.price,
                 quantity=quantity,
                 liquidity=Liquidity.MAKER,
+                mark=mark,
             )
-        if order.is_open and order.status != OrderStatus.FILLED:
+        if order.is_open and order.status != OrderStatus.FILLED and not rests:
             # A reduce-only remainder with nothing left to reduce expires, as on Binance.
             transition(uow, order, OrderStatus.EXPIRED, "reduce-only: nothing was left to reduce")
 
@@ -384,3 +450,7 @@ class Engine:
                 await risk.liquidate_underwater(self.ctx)
             except Exception as exc:
                 log_failure(log, "liquidation sweep failed", exc, self.ctx.db.outages)
+            try:  # every database: the sweep runs on SQLite too, the follow loop does not
+                await self.save_trailing()
+            except Exception as exc:
+                log_failure(log, "saving trailing stops failed", exc, self.ctx.db.outages)

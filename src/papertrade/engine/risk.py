@@ -1,4 +1,4 @@
-"""Funding settlement and cross-margin liquidation."""
+"""Funding settlement, cross-margin liquidation and isolated liquidation."""
 
 import logging
 from collections import defaultdict
@@ -12,14 +12,21 @@ from papertrade.context import AppContext
 from papertrade.kit.decimals import ZERO, plain, usdt6
 from papertrade.ledger.events import BalanceChanged, FundingCharged
 from papertrade.ledger.service import post
-from papertrade.models import FundingSettlement, Portfolio, Position
+from papertrade.models import FundingSettlement, Order, Portfolio, Position
 from papertrade.orders import service as order_service
 from papertrade.orders.fills import apply_fill
-from papertrade.orders.lifecycle import accept, new_order
+from papertrade.orders.lifecycle import accept, new_order, transition
 from papertrade.positions import service as position_service
 from papertrade.trading import funding, margin
 from papertrade.trading import orders as rules
-from papertrade.trading.enums import Action, LedgerKind, Liquidity, OrderType
+from papertrade.trading.enums import (
+    Action,
+    LedgerKind,
+    Liquidity,
+    MarginType,
+    OrderStatus,
+    OrderType,
+)
 from papertrade.uow import AsyncWork, SyncWork
 
 log = logging.getLogger("papertrade.engine.risk")
@@ -76,7 +83,8 @@ async def _apply_funding(
 
 
 async def liquidate_underwater(ctx: AppContext) -> list[int]:
-    """Find portfolios at or below maintenance margin and liquidate them; returns their ids."""
+    """Find portfolios whose cross positions are at or below their maintenance margin, and
+    isolated positions at or below theirs, and liquidate them; returns the portfolios' ids."""
     if ctx.market is None or ctx.market.status().get("stale"):
         return []  # never liquidate on a price we do not trust
     async with ctx.db.reader() as session:
@@ -94,16 +102,20 @@ async def liquidate_underwater(ctx: AppContext) -> list[int]:
         balances[position.portfolio_id] = balance
     liquidated = []
     for portfolio_id, positions in by_portfolio.items():
-        state = margin.account_state(
-            balances[portfolio_id], position_service.position_inputs(ctx.market, positions)
-        )
-        if state.is_liquidatable and await liquidate(ctx, portfolio_id):
+        pairs = position_service.open_pairs(ctx.market, positions)
+        state = margin.account_state(balances[portfolio_id], [item for _, item in pairs])
+        hit = state.is_liquidatable and await liquidate(ctx, portfolio_id)
+        for position, item in pairs:
+            if margin.isolated_liquidatable(item):
+                hit = await liquidate_isolated(ctx, portfolio_id, position.id) or hit
+        if hit:
             liquidated.append(portfolio_id)
     return liquidated
 
 
 async def liquidate(ctx: AppContext, portfolio_id: int) -> bool:
-    """Close every position at the mark and cancel resting orders, if still underwater."""
+    """Close every cross position at the mark and cancel resting orders, if still underwater.
+    Isolated positions are left alone: they stand on their own margin."""
     async with ctx.transaction() as uow:
         portfolio = await uow.session.scalar(
             select(Portfolio).where(Portfolio.id == portfolio_id).with_for_update()
@@ -118,22 +130,65 @@ async def liquidate(ctx: AppContext, portfolio_id: int) -> bool:
         if not state.is_liquidatable:
             return False
         await order_service.cancel_all(uow, portfolio_id)
+        cross = [p for p in open_positions if p.margin_type != MarginType.ISOLATED]
         marks = {
-            p.symbol: position_service.mark_of(ctx.market, p.symbol, p.entry_price)
-            for p in open_positions
+            p.symbol: position_service.mark_of(ctx.market, p.symbol, p.entry_price) for p in cross
         }
 
         def close_all(session: Session) -> None:
             work = uow.on(session)
-            for position in open_positions:
+            for position in cross:
                 _close_at_mark(work, portfolio, position, marks[position.symbol])
 
         await uow.session.run_sync(close_all)
         log.warning(
-            "liquidated portfolio %s (equity %s <= maintenance %s)",
+            "liquidated portfolio %s (cross equity %s <= maintenance %s)",
             portfolio_id,
-            state.equity,
-            state.maintenance_margin,
+            state.cross_equity,
+            state.cross_maintenance_margin,
+        )
+        return True
+
+
+async def liquidate_isolated(ctx: AppContext, portfolio_id: int, position_id: int) -> bool:
+    """Close one isolated position at the mark, if its own margin is still used up, and cancel
+    the resting orders of that position; the balance and the other positions are not touched
+    (its loss is at most its margin: orders/fills.py)."""
+    async with ctx.transaction() as uow:
+        session = uow.session
+        portfolio = await session.scalar(
+            select(Portfolio).where(Portfolio.id == portfolio_id).with_for_update()
+        )
+        position = await session.get(Position, position_id, with_for_update=True)
+        if portfolio is None or position is None or position.quantity == ZERO:
+            return False
+        pairs = position_service.open_pairs(ctx.market, [position])
+        if not pairs or not margin.isolated_liquidatable(pairs[0][1]):
+            return False
+        item = pairs[0][1]
+        resting = await session.scalars(
+            select(Order)
+            .where(
+                Order.portfolio_id == portfolio_id,
+                Order.symbol == position.symbol,
+                Order.position_side == position.position_side,
+                Order.is_open.is_(True),
+            )
+            .with_for_update()
+        )
+        for order in resting:
+            transition(uow, order, OrderStatus.CANCELED, "the isolated position was liquidated")
+
+        def close(sync: Session) -> None:
+            _close_at_mark(uow.on(sync), portfolio, position, item.mark)
+
+        await session.run_sync(close)
+        log.warning(
+            "liquidated the isolated %s %s position of portfolio %s (margin %s)",
+            position.symbol,
+            position.position_side,
+            portfolio_id,
+            position.isolated_margin,
         )
         return True
 
@@ -154,6 +209,7 @@ def _close_at_mark(uow: SyncWork, portfolio: Portfolio, position: Position, mark
         mark=mark,
         client_order_id=f"liquidation-{uow.now()}-{position.id}",
         source="liquidation",
+        position_side=position.position_side,
     )
     accept(uow, order, resting=False)
     apply_fill(

@@ -7,8 +7,13 @@ when the price rises as a "sell". A tick that triggers nothing therefore costs t
 per watched price, whatever the number of waiting orders.
 
 Trailing stops move their trigger with the price, so each tick walks the symbol's trailing stops
-(their count, not the fixed triggers', sets that cost). Their best price since activation lives
-here only: after a restart a trailing stop starts again from the price of then.
+(their count, not the fixed triggers', sets that cost). Their best price since activation is
+kept here and saved by the engine as it moves (`moved`), so a restart resumes from it.
+
+`priceProtect` (Binance's trigger protection): an order that asks for it is not triggered while
+the mark and the last price differ by more than PRICE_PROTECT_RATIO of the mark (exchangeInfo's
+`triggerProtect`); it keeps waiting. Checked only for what a tick reaches, so the cost of a tick
+that triggers nothing is unchanged.
 """
 
 import itertools
@@ -24,6 +29,14 @@ from papertrade.trading.conditional import ConditionalType, Direction, WorkingTy
 from papertrade.trading.enums import Side
 from papertrade.trading.values import Quote
 
+PRICE_PROTECT_RATIO = Decimal("0.05")
+
+
+def prices_diverge(quote: Quote) -> bool:
+    """Whether mark and last price are further apart than trigger protection allows."""
+    mark = quote.mark_price
+    return mark > 0 and abs(mark - quote.last_price) > mark * PRICE_PROTECT_RATIO
+
 
 @dataclass(slots=True)
 class Trailing:
@@ -33,6 +46,7 @@ class Trailing:
     callback_rate: Decimal
     activation_price: Decimal | None
     extreme: Decimal | None = None  # best price since activation; None until activated
+    saved: Decimal | None = None  # the extreme as last saved
 
     def follow(self, price: Decimal) -> Decimal | None:
         """Move with `price`; the level reached when this tick triggers the stop, else None."""
@@ -66,6 +80,7 @@ class TriggerWatch:
         # symbol → (watches the mark?, working type, its book): what a tick walks, no lookups.
         self._by_symbol: dict[str, list[tuple[bool, str, OrderBook]]] = {}
         self._seq = itertools.count()
+        self.protected: set[int] = set()  # ids that asked for priceProtect
 
     def __contains__(self, conditional_id: object) -> bool:
         return any(
@@ -78,15 +93,20 @@ class TriggerWatch:
         symbol = str(data["symbol"])
         side = Side(data["side"])
         kind = ConditionalType(data["type"])
+        if data.get("price_protect"):
+            self.protected.add(conditional_id)
         if data["reduce_only"]:
             self.closing.setdefault((int(data["portfolio_id"]), symbol), set()).add(conditional_id)
         if kind.is_trailing:
+            extreme = data.get("trailing_extreme")
             self.trailing.setdefault(symbol, {})[conditional_id] = Trailing(
                 conditional_id,
                 side,
                 str(data["working_type"]),
                 Decimal(data["callback_rate"]),
                 Decimal(data["activation_price"]) if data["activation_price"] is not None else None,
+                extreme=Decimal(extreme) if extreme is not None else None,
+                saved=Decimal(extreme) if extreme is not None else None,
             )
             return
         level = Decimal(data["trigger_price"])
@@ -121,6 +141,7 @@ class TriggerWatch:
                 waiting.discard(conditional_id)
                 if not waiting:
                     del self.closing[(portfolio_id, symbol)]
+        self.protected.discard(conditional_id)
         for books in self.books.values():
             books.remove(symbol, conditional_id)
         stops = self.trailing.get(symbol)
@@ -139,6 +160,16 @@ class TriggerWatch:
         for stops in self.trailing.values():
             for conditional_id in [i for i in stops if i not in open_ids]:
                 del stops[conditional_id]
+        self.protected &= open_ids
+
+    def moved(self) -> dict[int, Decimal]:
+        """Trailing stops whose best price moved since last asked, with that price (to save)."""
+        changed = {}
+        for stops in self.trailing.values():
+            for stop in stops.values():
+                if stop.extreme is not None and stop.extreme != stop.saved:
+                    changed[stop.conditional_id] = stop.saved = stop.extreme
+        return changed
 
     def reached(self, quote: Quote) -> "Fired | None":
         """Take out and return what this quote triggers (None: nothing, the common case)."""
@@ -158,7 +189,23 @@ class TriggerWatch:
             if fired is not None:
                 for stop, _ in fired.trailing:
                     del stops[stop.conditional_id]
+        if fired is not None and self.protected and prices_diverge(quote):
+            fired = self._hold_protected(fired)
         return fired
+
+    def _hold_protected(self, fired: "Fired") -> "Fired | None":
+        """Put back what asked for price protection while mark and last diverge."""
+        held = Fired(fired.symbol)
+        held.fixed = [(w, r) for w, r in fired.fixed if r.order_id in self.protected]
+        held.trailing = [(s, lv) for s, lv in fired.trailing if s.conditional_id in self.protected]
+        if not held:
+            return fired
+        self.put_back(held)
+        fired.fixed = [(w, r) for w, r in fired.fixed if r.order_id not in self.protected]
+        fired.trailing = [
+            (s, lv) for s, lv in fired.trailing if s.conditional_id not in self.protected
+        ]
+        return fired or None
 
     def put_back(self, fired: "Fired") -> None:
         """Watch again what a failed unit of work could not trigger."""

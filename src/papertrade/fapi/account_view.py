@@ -16,6 +16,7 @@ from papertrade.orders.pricing import require_feed
 from papertrade.positions import service as position_service
 from papertrade.positions.service import PositionView
 from papertrade.trading import margin
+from papertrade.trading.enums import MarginType, PositionSide
 from papertrade.trading.errors import InvalidLeverage
 from papertrade.trading.margin import AccountState
 from papertrade.trading.values import Instrument
@@ -34,7 +35,8 @@ class OpenSide:
 
 @dataclass
 class Snapshot:
-    """Everything the account endpoints show, read once."""
+    """Everything the account endpoints show, read once. Positions, views and open orders are
+    keyed by position_service.position_key: the symbol in one-way mode, symbol:SIDE in hedge."""
 
     portfolio: Portfolio
     state: AccountState
@@ -46,11 +48,18 @@ class Snapshot:
     default_leverage: int = 20
     time: int = field(default_factory=now_ms)
 
+    def _row(self, symbol: str) -> Position | None:
+        return self.positions.get(symbol) or position_service.sibling(self.positions, symbol)
+
     def leverage(self, symbol: str) -> int:
-        held = self.positions.get(symbol)
+        held = self._row(symbol)
         if held is not None:
             return held.leverage
         return min(self.default_leverage, self.instruments[symbol].max_leverage)
+
+    def isolated(self, symbol: str) -> bool:
+        held = self._row(symbol)
+        return held is not None and held.margin_type == MarginType.ISOLATED
 
     def max_notional(self, symbol: str) -> str:
         try:
@@ -59,9 +68,14 @@ class Snapshot:
             cap = ZERO
         return dec(cap)
 
+    def sides(self) -> tuple[PositionSide, ...]:
+        return position_service.mode_sides(self.portfolio.dual_side_position)
+
     def active_symbols(self) -> list[str]:
         """Symbols with a position or open orders (what v3 lists)."""
-        return sorted(s for s in {*self.views, *self.open_orders} if s in self.instruments)
+        held = {v.position.symbol for v in self.views.values()}
+        held |= {key.split(":")[0] for key in self.open_orders}
+        return sorted(s for s in held if s in self.instruments)
 
 
 async def snapshot(session: AsyncSession, ctx: AppContext, portfolio: Portfolio) -> Snapshot:
@@ -71,7 +85,8 @@ async def snapshot(session: AsyncSession, ctx: AppContext, portfolio: Portfolio)
     orders = await order_service.list_orders(session, portfolio.id, status="open", limit=MAX_ORDERS)
     open_orders: dict[str, OpenSide] = {}
     for order in orders:
-        side = open_orders.setdefault(order.symbol, OpenSide())
+        key = position_service.position_key(order.symbol, order.position_side)
+        side = open_orders.setdefault(key, OpenSide())
         side.margin += order.reserved_margin
         remaining = (order.quantity - order.filled_quantity) * (order.price or ZERO)
         if order.side == "buy":
@@ -86,7 +101,7 @@ async def snapshot(session: AsyncSession, ctx: AppContext, portfolio: Portfolio)
         state=state,
         instruments=feed.instruments(),
         positions=positions,
-        views={v.position.symbol: v for v in views},
+        views={position_service.key_of(v.position): v for v in views},
         marks=marks,
         open_orders=open_orders,
         default_leverage=ctx.settings.default_leverage,
@@ -101,13 +116,23 @@ def _break_even(view: PositionView, taker_rate: Decimal) -> Decimal:
     return entry * (1 - taker_rate) / (1 + taker_rate)
 
 
-def _figures(snap: Snapshot, symbol: str) -> dict[str, Any]:
-    """The per-symbol numbers shared by every position shape."""
+def _figures(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
+    """The per-position numbers shared by every position shape."""
     instrument = snap.instruments[symbol]
-    view = snap.views.get(symbol)
-    side = snap.open_orders.get(symbol, OpenSide())
+    key = position_service.position_key(symbol, position_side)
+    view = snap.views.get(key)
+    side = snap.open_orders.get(key, OpenSide())
     pp, qp = instrument.price_precision, instrument.quantity_precision
-    position = snap.positions.get(symbol)
+    position = snap.positions.get(key)
+    isolated = snap.isolated(symbol)
+    wallet = position.isolated_margin if position is not None and isolated else ZERO
+    common = {
+        "positionSide": position_side,
+        "marginType": "isolated" if isolated else "cross",
+        "isolated": isolated,
+        "isolatedWallet": money(wallet),
+        "isolatedMargin": money(wallet + (view.unrealized_pnl if view and isolated else ZERO)),
+    }
     if view is None:
         mark = snap.marks.get(symbol, ZERO)
         return {
@@ -125,9 +150,11 @@ def _figures(snap: Snapshot, symbol: str) -> dict[str, Any]:
             "bidNotional": money(side.bid),
             "askNotional": money(side.ask),
             "updateTime": position.updated_at if position else 0,
+            **common,
         }
     liquidation = view.liquidation_price
     return {
+        **common,
         "positionAmt": dec(view.position.quantity, qp),
         "entryPrice": dec(view.position.entry_price, pp),
         "breakEvenPrice": dec(
@@ -147,21 +174,21 @@ def _figures(snap: Snapshot, symbol: str) -> dict[str, Any]:
     }
 
 
-def position_risk_v3(snap: Snapshot, symbol: str) -> dict[str, Any]:
-    f = _figures(snap, symbol)
+def position_risk_v3(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
+    f = _figures(snap, symbol, position_side)
     return {
         "symbol": symbol,
-        "positionSide": "BOTH",
+        "positionSide": f["positionSide"],
         "positionAmt": f["positionAmt"],
         "entryPrice": f["entryPrice"],
         "breakEvenPrice": f["breakEvenPrice"],
         "markPrice": f["markPrice"],
         "unRealizedProfit": f["unRealizedProfit"],
         "liquidationPrice": f["liquidationPrice"],
-        "isolatedMargin": "0",
+        "isolatedMargin": f["isolatedMargin"],
         "notional": f["notional"],
         "marginAsset": "USDT",
-        "isolatedWallet": "0",
+        "isolatedWallet": f["isolatedWallet"],
         "initialMargin": f["initialMargin"],
         "maintMargin": f["maintMargin"],
         "positionInitialMargin": f["positionInitialMargin"],
@@ -173,8 +200,8 @@ def position_risk_v3(snap: Snapshot, symbol: str) -> dict[str, Any]:
     }
 
 
-def position_risk_v2(snap: Snapshot, symbol: str) -> dict[str, Any]:
-    f = _figures(snap, symbol)
+def position_risk_v2(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
+    f = _figures(snap, symbol, position_side)
     return {
         "symbol": symbol,
         "positionAmt": f["positionAmt"],
@@ -185,34 +212,34 @@ def position_risk_v2(snap: Snapshot, symbol: str) -> dict[str, Any]:
         "liquidationPrice": f["liquidationPrice"],
         "leverage": str(snap.leverage(symbol)),
         "maxNotionalValue": snap.max_notional(symbol),
-        "marginType": "cross",
-        "isolatedMargin": money(ZERO),
+        "marginType": f["marginType"],
+        "isolatedMargin": f["isolatedMargin"],
         "isAutoAddMargin": "false",
-        "positionSide": "BOTH",
+        "positionSide": f["positionSide"],
         "notional": f["notional"],
-        "isolatedWallet": "0",
+        "isolatedWallet": f["isolatedWallet"],
         "updateTime": f["updateTime"],
     }
 
 
-def _account_position_v3(snap: Snapshot, symbol: str) -> dict[str, Any]:
-    f = _figures(snap, symbol)
+def _account_position_v3(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
+    f = _figures(snap, symbol, position_side)
     return {
         "symbol": symbol,
-        "positionSide": "BOTH",
+        "positionSide": f["positionSide"],
         "positionAmt": f["positionAmt"],
         "unrealizedProfit": f["unRealizedProfit"],
-        "isolatedMargin": "0",
+        "isolatedMargin": f["isolatedMargin"],
         "notional": f["notional"],
-        "isolatedWallet": "0",
+        "isolatedWallet": f["isolatedWallet"],
         "initialMargin": f["initialMargin"],
         "maintMargin": f["maintMargin"],
         "updateTime": f["updateTime"],
     }
 
 
-def _account_position_v2(snap: Snapshot, symbol: str) -> dict[str, Any]:
-    f = _figures(snap, symbol)
+def _account_position_v2(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
+    f = _figures(snap, symbol, position_side)
     return {
         "symbol": symbol,
         "initialMargin": f["initialMargin"],
@@ -221,18 +248,24 @@ def _account_position_v2(snap: Snapshot, symbol: str) -> dict[str, Any]:
         "positionInitialMargin": f["positionInitialMargin"],
         "openOrderInitialMargin": f["openOrderInitialMargin"],
         "leverage": str(snap.leverage(symbol)),
-        "isolated": False,
+        "isolated": f["isolated"],
         "entryPrice": f["entryPrice"],
         "breakEvenPrice": f["breakEvenPrice"],
         "maxNotional": snap.max_notional(symbol),
         "bidNotional": f["bidNotional"],
         "askNotional": f["askNotional"],
-        "positionSide": "BOTH",
+        "positionSide": f["positionSide"],
         "positionAmt": f["positionAmt"],
         "notional": f["notional"],
-        "isolatedWallet": "0",
+        "isolatedWallet": f["isolatedWallet"],
         "updateTime": f["updateTime"],
     }
+
+
+def rows_of(snap: Snapshot, symbols: list[str]) -> list[tuple[str, str]]:
+    """(symbol, position side) of every position row shown: one per symbol in one-way mode,
+    LONG and SHORT in hedge mode (Binance lists both sides)."""
+    return [(symbol, side.value) for symbol in symbols for side in snap.sides()]
 
 
 def _totals(snap: Snapshot) -> dict[str, str]:
@@ -246,10 +279,10 @@ def _totals(snap: Snapshot) -> dict[str, str]:
         "totalMarginBalance": money(s.equity),
         "totalPositionInitialMargin": money(s.position_initial_margin),
         "totalOpenOrderInitialMargin": money(s.open_order_margin),
-        "totalCrossWalletBalance": money(s.wallet_balance),
-        "totalCrossUnPnl": money(s.unrealized_pnl),
+        "totalCrossWalletBalance": money(s.cross_wallet_balance),
+        "totalCrossUnPnl": money(s.cross_unrealized_pnl),
         "availableBalance": money(available),
-        "maxWithdrawAmount": money(max(ZERO, min(available, s.wallet_balance))),
+        "maxWithdrawAmount": money(max(ZERO, min(available, s.cross_wallet_balance))),
     }
 
 
@@ -264,8 +297,8 @@ def _asset(snap: Snapshot) -> dict[str, Any]:
         "initialMargin": t["totalInitialMargin"],
         "positionInitialMargin": money(s.position_initial_margin),
         "openOrderInitialMargin": money(s.open_order_margin),
-        "crossWalletBalance": t["totalWalletBalance"],
-        "crossUnPnl": t["totalUnrealizedProfit"],
+        "crossWalletBalance": t["totalCrossWalletBalance"],
+        "crossUnPnl": t["totalCrossUnPnl"],
         "availableBalance": t["availableBalance"],
         "maxWithdrawAmount": t["maxWithdrawAmount"],
         "marginAvailable": True,
@@ -278,7 +311,9 @@ def account_v3(snap: Snapshot) -> dict[str, Any]:
     return {
         **_totals(snap),
         "assets": [_asset(snap)],
-        "positions": [_account_position_v3(snap, s) for s in snap.active_symbols()],
+        "positions": [
+            _account_position_v3(snap, s, side) for s, side in rows_of(snap, snap.active_symbols())
+        ],
     }
 
 
@@ -294,7 +329,10 @@ def account_v2(snap: Snapshot) -> dict[str, Any]:
         "tradeGroupId": -1,
         **_totals(snap),
         "assets": [_asset(snap)],
-        "positions": [_account_position_v2(snap, s) for s in sorted(snap.instruments)],
+        "positions": [
+            _account_position_v2(snap, s, side)
+            for s, side in rows_of(snap, sorted(snap.instruments))
+        ],
     }
 
 
@@ -305,8 +343,8 @@ def balances(snap: Snapshot) -> list[dict[str, Any]]:
             "accountAlias": snap.portfolio.code,
             "asset": "USDT",
             "balance": t["totalWalletBalance"],
-            "crossWalletBalance": t["totalWalletBalance"],
-            "crossUnPnl": t["totalUnrealizedProfit"],
+            "crossWalletBalance": t["totalCrossWalletBalance"],
+            "crossUnPnl": t["totalCrossUnPnl"],
             "availableBalance": t["availableBalance"],
             "maxWithdrawAmount": t["maxWithdrawAmount"],
             "marginAvailable": True,

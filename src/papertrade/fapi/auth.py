@@ -21,7 +21,8 @@ from papertrade.fapi.params import Params
 from papertrade.kit.ratelimit import Charge
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
-from papertrade.models import CompatKey, Portfolio
+from papertrade.models import CompatKey, Membership, Portfolio
+from papertrade.tiers.table import FREE, TIERS, Tier
 
 API_KEY_HEADERS = ("x-mbx-apikey", "x-ext-apikey")
 API_KEY_RE = re.compile(r"^[A-Za-z0-9_\-]{1,128}$")
@@ -58,6 +59,14 @@ class KeyRow:
     user_id: int
     secret_encrypted: str
     last_used_at: int | None
+    paid_tier: str | None = None  # the owner's paid tier, in force until paid_until
+    paid_until: int | None = None
+
+    def tier(self, now: int) -> Tier:
+        """The owner's tier now: a paid period that ended falls back to free."""
+        if self.paid_tier is None or self.paid_until is None or self.paid_until <= now:
+            return FREE
+        return TIERS.get(self.paid_tier, FREE)
 
 
 @dataclass
@@ -74,21 +83,39 @@ def client_ip(request: Request) -> str:
     return client_key(request.scope, ctx.settings)
 
 
+def budgets(ctx: AppContext, tier: Tier | None) -> tuple[int, int, int]:
+    """Request weight per minute and orders per 10 s and per minute: the settings, lowered to the
+    key owner's tier when tiers are enforced (docs/tiers.md). Unsigned requests (an IP) get the
+    settings."""
+    settings = ctx.settings
+    weight = settings.rate_limit_compat_weight_per_min
+    per_10s = settings.rate_limit_compat_orders_per_10s
+    per_min = settings.rate_limit_compat_orders_per_min
+    if tier is not None and settings.tiers_enforced:
+        weight = min(weight, tier.fapi_weight_per_min)
+        per_10s = min(per_10s, tier.fapi_orders_per_10s)
+        per_min = min(per_min, tier.fapi_orders_per_min)
+    return weight, per_10s, per_min
+
+
 async def charge(
-    ctx: AppContext, subject: str, weight: int, meter: Meter, orders_of: str | None = None
+    ctx: AppContext,
+    subject: str,
+    weight: int,
+    meter: Meter,
+    orders_of: str | None = None,
+    tier: Tier | None = None,
 ) -> None:
     """Charge request weight to `subject` (a compat key or an IP) and, for a new order, one order
     against the `orders_of` key's 10-second and 1-minute order limits: all in one call to the
     limiter (one Redis round trip). The first budget spent refuses the request with 429: -1003
-    for weight, -1015 for orders."""
-    settings = ctx.settings
-    charges = [
-        Charge(f"fapi-weight:{subject}", settings.rate_limit_compat_weight_per_min, 60, weight)
-    ]
+    for weight, -1015 for orders. A key's budgets are its owner's tier's (`tier`)."""
+    weight_limit, per_10s, per_min = budgets(ctx, tier)
+    charges = [Charge(f"fapi-weight:{subject}", weight_limit, 60, weight)]
     if orders_of is not None:
         charges += [
-            Charge(f"fapi-orders:{orders_of}:10", settings.rate_limit_compat_orders_per_10s, 10),
-            Charge(f"fapi-orders:{orders_of}:60", settings.rate_limit_compat_orders_per_min, 60),
+            Charge(f"fapi-orders:{orders_of}:10", per_10s, 10),
+            Charge(f"fapi-orders:{orders_of}:60", per_min, 60),
         ]
     usages = await ctx.limiter.hit_all(charges)
     meter.weight = usages[0].used
@@ -136,6 +163,16 @@ def _api_key(request: Request) -> str:
     raise FapiError(401, -2014, "API-key format invalid.")
 
 
+async def tier_of_key_header(ctx: AppContext, request: Request) -> Tier | None:
+    """The tier of the key an unsigned request carries (python-binance sends its key on every
+    request), or None: no key, or one that is malformed, unknown or revoked. Never refuses."""
+    try:
+        key = await _load_key(ctx, _api_key(request))
+    except FapiError:
+        return None
+    return key.tier(now_ms())
+
+
 async def _load_key(ctx: AppContext, api_key: str) -> KeyRow:
     key_hash = token_hash(api_key)
 
@@ -149,8 +186,11 @@ async def _load_key(ctx: AppContext, api_key: str) -> KeyRow:
                         Portfolio.user_id,
                         CompatKey.secret_encrypted,
                         CompatKey.last_used_at,
+                        Membership.tier,
+                        Membership.paid_until,
                     )
                     .join(Portfolio, Portfolio.id == CompatKey.portfolio_id)
+                    .outerjoin(Membership, Membership.user_id == Portfolio.user_id)
                     .where(
                         CompatKey.key_hash == key_hash,
                         CompatKey.revoked_at.is_(None),
@@ -235,6 +275,7 @@ async def authenticate(
     except FapiError:
         await charge(ctx, f"ip:{client_ip(request)}", weight, meter)
         raise
+    tier = key.tier(now_ms())
     principal = Principal(
         kind="compat",
         user_id=key.user_id,
@@ -246,10 +287,10 @@ async def authenticate(
         timestamp, window = _check_timestamp(params)
         _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
     except FapiError:
-        await charge(ctx, principal.rate_key, weight, meter)  # a spent budget says so first
+        await charge(ctx, principal.rate_key, weight, meter, tier=tier)  # a spent budget first
         raise
     orders_of = principal.rate_key if places_order else None
-    await charge(ctx, principal.rate_key, weight, meter, orders_of)
+    await charge(ctx, principal.rate_key, weight, meter, orders_of, tier)
     if request.method != "GET":
         await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
     await _touch(ctx, key)

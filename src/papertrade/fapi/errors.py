@@ -117,6 +117,27 @@ TRADING_RULES: dict[str, tuple[int, str]] = {
     ),
     "would_trigger_immediately": (-2021, "Order would immediately trigger."),
     "invalid_conditional": (-1102, "A parameter was not sent, was empty/null, or malformed."),
+    "margin_type_unchanged": (-4046, "No need to change margin type."),
+    "margin_type_open_orders": (
+        -4047,
+        "Margin type cannot be changed if there exists open orders.",
+    ),
+    "margin_type_position": (-4048, "Margin type cannot be changed if there exists position."),
+    "not_isolated": (-4049, "Add margin only support for isolated position."),
+    "cross_balance_insufficient": (-4050, "Cross balance insufficient."),
+    "isolated_balance_insufficient": (-4051, "Isolated balance insufficient."),
+    "isolated_leverage_reduction": (
+        -4161,
+        "Leverage reduction is not supported in Isolated Margin Mode with open positions.",
+    ),
+    "position_mode_unchanged": (-4059, "No need to change position side."),
+    "position_mode_open_orders": (
+        -4067,
+        "Position side cannot be changed if there exists open orders.",
+    ),
+    "position_mode_position": (-4068, "Position side cannot be changed if there exists position."),
+    "position_side_mismatch": (-4061, "Order's position side does not match user's setting."),
+    "reduce_only_in_hedge_mode": (-1106, "Parameter 'reduceOnly' sent when not required."),
 }
 
 # Domain error codes (PapertradeError.code) → (HTTP status, Binance code, Binance message).
@@ -134,6 +155,7 @@ DOMAIN_ERRORS: dict[str, tuple[int, int, str]] = {
     "duplicate_client_algo_id": (400, -4116, "ClientOrderId is duplicated."),
     "service_unavailable": (503, -1001, INTERNAL_RETRY),
     "storage_full": (503, -1001, INTERNAL_RETRY),
+    "tier_limit": (400, -2010, "New order rejected."),  # a read-only portfolio (docs/tiers.md)
 }
 # Binance's answer when an order's fate is unknown; ccxt raises RequestTimeout (a NetworkError).
 OUTCOME_UNKNOWN = (

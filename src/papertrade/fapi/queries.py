@@ -122,6 +122,9 @@ async def ledger_window(
         statement = statement.where(LedgerEntry.symbol == symbol)
     if kinds is not None:
         statement = statement.where(LedgerEntry.kind.in_(list(kinds)))
+    else:
+        # Margin moved into or out of an isolated position is no income (Binance lists none).
+        statement = statement.where(LedgerEntry.kind != "isolated_margin")
     if start_ms is None and end_ms is None:
         start_ms = now_ms() - WEEK_MS
     if start_ms is not None:

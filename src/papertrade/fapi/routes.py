@@ -24,9 +24,6 @@ UNSUPPORTED = {
     "/v1/listenKey": "There is no user data stream or listen key; use the WebSocket interface "
     "of the native API for real-time updates.",
     "/v1/countdownCancelAll": "Auto-cancel countdowns are not supported.",
-    "/v1/positionMargin": "Isolated position margin is not supported; Papertrade is cross "
-    "margin only.",
-    "/v1/positionMargin/history": "Isolated position margin is not supported.",
     "/v1/orderAmendment": "Order modification is not supported; cancel and place again.",
     "/v1/openInterest": "Open interest data is not available.",
     "/v1/aggTrades": "Public trade data is not available.",

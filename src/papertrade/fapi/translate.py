@@ -87,10 +87,11 @@ def order_wire(
             "cumQuote": money(order.filled_quote),
             "timeInForce": order.time_in_force,
             "type": order_type,
-            "reduceOnly": order.action == "close",
+            # In hedge mode an order closes by its position side, never with reduceOnly.
+            "reduceOnly": order.action == "close" and order.position_side == "BOTH",
             "closePosition": False,
             "side": order.side.upper(),
-            "positionSide": "BOTH",
+            "positionSide": order.position_side,
             "stopPrice": "0",
             "workingType": "CONTRACT_PRICE",
             "priceProtect": False,
@@ -120,7 +121,7 @@ def trade_wire(fill: Fill, instrument: Instrument | None) -> dict[str, Any]:
         "commission": money(fill.commission),
         "commissionAsset": "USDT",
         "time": fill.created_at,
-        "positionSide": "BOTH",
+        "positionSide": fill.position_side,
         "buyer": fill.side == "buy",
         "maker": fill.liquidity == "maker",
     }

@@ -14,6 +14,11 @@ class FeedbackCreate(StrictInput):
     app_version: str = Field(default="", max_length=50)
 
 
+class ScreenshotRead(Schema):
+    width: int
+    height: int
+
+
 class FeedbackRead(Schema):
     id: int
     category: str
@@ -24,3 +29,6 @@ class FeedbackRead(Schema):
     answer: str | None
     answered_at: int | None
     created_at: int
+    screenshot: ScreenshotRead | None = Field(
+        default=None, description="The attached screenshot's size (GET …/screenshot), or null."
+    )

@@ -7,7 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.errors import BadRequest, NotFound
 from papertrade.feedback.events import FeedbackAnswered
-from papertrade.models import Feedback
+from papertrade.feedback.screenshot import Screenshot
+from papertrade.models import Feedback, FeedbackScreenshot
 from papertrade.uow import AsyncWork
 
 OPEN, ANSWERED = "open", "answered"
@@ -71,3 +72,40 @@ async def answer(uow: AsyncWork, feedback_id: int, *, by: str, text: str) -> Fee
     row.answered_at = uow.now()
     uow.emit(FeedbackAnswered(user_id=row.user_id, feedback_id=row.id, answer=text))
     return row
+
+
+async def attach_screenshot(
+    uow: AsyncWork, user_id: int, feedback_id: int, shot: Screenshot
+) -> FeedbackScreenshot:
+    """Attach (or replace) the screenshot of one of my feedback messages."""
+    await get_mine(uow.session, user_id, feedback_id)
+    row = await uow.session.get(FeedbackScreenshot, feedback_id, with_for_update=True)
+    if row is None:
+        row = FeedbackScreenshot(feedback_id=feedback_id, created_at=uow.now())
+        uow.session.add(row)
+    row.png, row.width, row.height, row.sent_format = (
+        shot.png,
+        shot.width,
+        shot.height,
+        shot.sent_format,
+    )
+    await uow.session.flush()
+    return row
+
+
+async def screenshot_of(session: AsyncSession, feedback_id: int) -> FeedbackScreenshot | None:
+    return await session.get(FeedbackScreenshot, feedback_id)
+
+
+async def screenshot_sizes(
+    session: AsyncSession, feedback_ids: Sequence[int]
+) -> dict[int, tuple[int, int]]:
+    """(width, height) of the screenshots of `feedback_ids` (without loading the images)."""
+    if not feedback_ids:
+        return {}
+    rows = await session.execute(
+        select(
+            FeedbackScreenshot.feedback_id, FeedbackScreenshot.width, FeedbackScreenshot.height
+        ).where(FeedbackScreenshot.feedback_id.in_(list(feedback_ids)))
+    )
+    return {feedback_id: (width, height) for feedback_id, width, height in rows.all()}

@@ -7,7 +7,7 @@ import orjson
 from fastapi import APIRouter, Query, Request
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from papertrade.auth.v1 import Caller, Ctx, WebUser, vouch
+from papertrade.auth.v1 import Caller, Ctx, WebUser, Writer, vouch
 from papertrade.errors import BadRequest, NotFound, Unauthorized
 from papertrade.inbound import jobs, service
 from papertrade.inbound.schemas import (
@@ -17,10 +17,12 @@ from papertrade.inbound.schemas import (
     SourceCreate,
     SourceCreated,
     SourceRead,
+    SourceSignal,
 )
 from papertrade.kit.ids import Id, is_id
 from papertrade.kit.security import constant_equal, token_hash
 from papertrade.models import InboundSource
+from papertrade.portfolios import service as portfolio_service
 from papertrade.webhooks.errors import PayloadTooLarge
 
 router = APIRouter(tags=["webhooks"])
@@ -107,6 +109,9 @@ def _read(row: InboundSource, base_url: str) -> dict[str, object]:
         "url": f"{base_url.rstrip('/')}/v1/webhook/{row.provider}/{row.id}",
         "created_at": row.created_at,
         "revoked_at": row.revoked_at,
+        "signal_portfolio_id": row.signal_portfolio_id,
+        "signal_action": row.signal_action,
+        "signal_size_percent": row.signal_size_percent,
     }
 
 
@@ -133,6 +138,20 @@ async def revoke_source(source_id: Id, principal: WebUser, ctx: Ctx) -> SourceRe
         row = await service.owned_source(uow.session, principal.user_id, source_id)
         if row.revoked_at is None:
             row.revoked_at = uow.now()
+        return SourceRead.model_validate(_read(row, ctx.settings.public_base_url))
+
+
+@router.put("/webhook-sources/{source_id}/signal", response_model=SourceRead)
+async def set_signal(source_id: Id, body: SourceSignal, principal: Writer, ctx: Ctx) -> SourceRead:
+    """Make each alert of this source also trade one of your portfolios (`portfolio_id: null`
+    stops it): at market, the chosen action, `size_percent` of equity as margin."""
+    async with ctx.transaction() as uow:
+        if body.portfolio_id is not None:  # someone else's portfolio is a 404
+            await portfolio_service.get_owned(uow.session, principal, body.portfolio_id)
+        row = await service.owned_source(uow.session, principal.user_id, source_id)
+        row.signal_portfolio_id = body.portfolio_id
+        row.signal_action = body.action if body.portfolio_id is not None else None
+        row.signal_size_percent = body.size_percent if body.portfolio_id is not None else None
         return SourceRead.model_validate(_read(row, ctx.settings.public_base_url))
 
 

@@ -1,10 +1,12 @@
 """Bodies of the inbound webhook endpoints."""
 
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import Field
 
-from papertrade.kit.schemas import Schema, StrictInput
+from papertrade.kit.ids import Id
+from papertrade.kit.schemas import Number, Schema, StrictInput
 
 
 class SourceCreate(StrictInput):
@@ -19,6 +21,21 @@ class SourceRead(Schema):
     url: str = Field(description="Paste into the provider's webhook settings.")
     created_at: int
     revoked_at: int | None
+    signal_portfolio_id: int | None = Field(
+        default=None, description="Each alert also trades this portfolio (none: it only notifies)."
+    )
+    signal_action: str | None = Field(
+        default=None, description="buy, sell or close, unless the alert names an `action`."
+    )
+    signal_size_percent: Number | None = Field(
+        default=None, description="Margin per alert, in percent of the portfolio's equity."
+    )
+
+
+class SourceSignal(StrictInput):
+    portfolio_id: Id | None = Field(description="Your portfolio to trade, or null to stop.")
+    action: Literal["buy", "sell", "close"] = "buy"
+    size_percent: Decimal = Field(default=Decimal(5), gt=0, le=100, decimal_places=4)
 
 
 class SourceCreated(SourceRead):

@@ -10,6 +10,7 @@ from papertrade.inbound import jobs as inbound_jobs
 from papertrade.jobs import housekeeping
 from papertrade.jobs.declare import Job
 from papertrade.live import jobs as live_jobs
+from papertrade.mail import jobs as mail_jobs
 from papertrade.notifications import jobs as notification_jobs
 from papertrade.recharge import jobs as recharge_jobs
 from papertrade.strategies import jobs as strategies_jobs
@@ -28,4 +29,5 @@ JOBS: tuple[Job[...], ...] = (
     *live_jobs.JOBS,
     *copy_jobs.JOBS,
     *subscription_jobs.JOBS,
+    *mail_jobs.JOBS,
 )

@@ -54,7 +54,8 @@ def scheduled(
     attempts: int = 1,
     retry_delay_s: int = DEFAULT_RETRY_DELAY_S,
 ) -> Job[[]]:
-    """A job the elected leader's scheduler enqueues every `every(settings)` seconds (a failed
+    """A job the elected leader's scheduler enqueues every `every(settings)` seconds, the first
+    time as soon as it is elected; 0 seconds leaves it unscheduled (a failed
     run is simply done again at the next interval unless `attempts` says otherwise)."""
     return Job(name, function, attempts, retry_delay_s, every=every)
 

@@ -13,7 +13,9 @@ COLUMNS = ("id", "name", "status", "attempts", "progress", "queued (UTC)", "work
 
 async def latest(settings: Settings, limit: int, name: str | None) -> list[JobRecord]:
     """The newest `limit` runs, of the job `name` if given."""
-    db = Database(settings.database_url)
+    db = Database(
+        settings.database_url, settings.database_pool_size, settings.database_max_overflow
+    )
     try:
         statement = select(JobRecord).order_by(JobRecord.queued_at.desc()).limit(limit)
         if name:

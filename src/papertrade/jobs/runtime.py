@@ -65,8 +65,8 @@ class Jobs:
             "max_retries": job.attempts,
             "delay": job.retry_delay_s,
         }
-        if job.every is not None:
-            interval = job.every(self.ctx.settings)
+        interval = job.every(self.ctx.settings) if job.every is not None else 0
+        if interval > 0:  # 0: declared but not scheduled (taskiq would run it at once anyway)
             labels["schedule"] = [{"interval": interval, "schedule_id": job.name}]
         self.broker.register_task(self._body(job), task_name=job.name, **labels)
 

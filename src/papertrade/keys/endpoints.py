@@ -13,8 +13,8 @@ router = APIRouter(tags=["api keys"])
 @router.post("/user/api-keys", status_code=201, response_model=ApiKeyCreated)
 async def create_api_key(body: ApiKeyCreate, principal: WebUser, ctx: Ctx) -> ApiKeyCreated:
     """Create a native API key; the key is in this response only."""
-    async with ctx.db.unit_of_work() as session:
-        row, key = await service.create(session, principal.user_id, body.note, body.scope)
+    async with ctx.transaction() as uow:
+        row, key = await service.create(uow, principal.user_id, body.note, body.scope)
         return ApiKeyCreated(**ApiKeyRead.model_validate(row).model_dump(), key=key)
 
 

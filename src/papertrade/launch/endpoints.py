@@ -54,7 +54,7 @@ def _standing(ctx: Ctx, code: str, found: service.Standing) -> WaitlistStanding:
         verified=found.verified,
         invited=found.invited,
         referral_code=code,
-        referral_url=f"{base}/app/waitlist?ref={code}",
+        referral_url=f"{base}/waitlist?ref={code}",
     )
 
 

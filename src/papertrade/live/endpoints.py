@@ -3,11 +3,12 @@
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.errors import NotFound
 from papertrade.kit.ids import Id
-from papertrade.live import service
+from papertrade.live import reconcile, service
 from papertrade.live.kill import kill
 from papertrade.live.schemas import (
     KeyRotation,
@@ -17,9 +18,9 @@ from papertrade.live.schemas import (
     LiveAccountRead,
     LiveAccountUpdate,
     LiveOrderRead,
+    ReconciliationRead,
 )
-from papertrade.models import LiveOrder
-from papertrade.portfolios import service as portfolio_service
+from papertrade.models import LiveAccount, LiveOrder, LiveReconciliation
 
 router = APIRouter(tags=["live"])
 
@@ -28,9 +29,8 @@ router = APIRouter(tags=["live"])
 async def register(body: LiveAccountCreate, principal: Writer, ctx: Ctx) -> dict[str, Any]:
     """Register a sub-account key: checked at the exchange first (works, trades futures, no
     withdrawal rights where the exchange reports them); the secret is kept encrypted."""
-    if body.source_portfolio_id is not None:
-        async with ctx.db.reader() as session:  # refuse before calling the exchange
-            await portfolio_service.get_owned(session, principal, body.source_portfolio_id)
+    async with ctx.db.reader() as session:  # refuse a wrong source before calling the exchange
+        await service.check_source(session, principal, body)
     checked = await service.check_key(body.api_key, body.api_secret, ctx.settings.live_exchange_url)
     async with ctx.transaction() as uow:
         account = await service.create(uow, principal, body, ctx.cipher, checked)
@@ -68,6 +68,7 @@ async def rotate(account_id: Id, body: KeyRotation, principal: Writer, ctx: Ctx)
     checked = await service.check_key(body.api_key, body.api_secret, ctx.settings.live_exchange_url)
     async with ctx.transaction() as uow:
         found = await service.get_owned(uow.session, principal, account_id, for_update=True)
+        ctx.exchanges.forget(found.api_key)
         found.api_key = body.api_key
         found.api_secret_encrypted = ctx.cipher.encrypt(body.api_secret)
         found.withdrawals = checked.withdrawals
@@ -79,6 +80,7 @@ async def delete(account_id: Id, principal: Writer, ctx: Ctx) -> None:
     """Forget the account and its key (nothing is done at the exchange: use the kill switch)."""
     async with ctx.transaction() as uow:
         found = await service.get_owned(uow.session, principal, account_id, for_update=True)
+        ctx.exchanges.forget(found.api_key)
         await uow.session.delete(found)
 
 
@@ -125,3 +127,53 @@ async def kill_one(account_id: Id, body: KillRequest, principal: Writer, ctx: Ct
             reason="kill switch",
         )
     )
+
+
+@router.get("/live/accounts/{account_id}/reconciliations", response_model=list[ReconciliationRead])
+async def reconciliations(
+    account_id: Id,
+    principal: Caller,
+    ctx: Ctx,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> list[dict[str, Any]]:
+    """The account's reconciliation results, newest first: ok, drift (what differs) or error."""
+    async with ctx.db.reader() as session:
+        await service.get_owned(session, principal, account_id)
+        rows = await session.scalars(
+            select(LiveReconciliation)
+            .where(LiveReconciliation.live_account_id == account_id)
+            .order_by(LiveReconciliation.id.desc())
+            .limit(limit)
+        )
+        return [reconcile.view(r) for r in rows.all()]
+
+
+@router.post("/live/accounts/{account_id}/reconcile", response_model=ReconciliationRead)
+async def reconcile_now(account_id: Id, principal: Writer, ctx: Ctx) -> dict[str, Any]:
+    """Compare the exchange with the intended positions now (the job does it on a schedule)."""
+    async with ctx.db.reader() as session:
+        await service.get_owned(session, principal, account_id)
+    record = await reconcile.reconcile_account(ctx, account_id)
+    if record is None:  # deleted meanwhile
+        raise NotFound("Live account not found.", code="live_account_not_found")
+    return reconcile.view(record)
+
+
+@router.get("/live/drift", response_model=list[ReconciliationRead])
+async def drift(principal: Caller, ctx: Ctx) -> list[dict[str, Any]]:
+    """Each of your accounts' latest reconciliation where it found drift or could not check."""
+    async with ctx.db.reader() as session:
+        latest = (
+            select(LiveReconciliation.live_account_id, func.max(LiveReconciliation.id).label("id"))
+            .join(LiveAccount, LiveAccount.id == LiveReconciliation.live_account_id)
+            .where(LiveAccount.user_id == principal.user_id)
+            .group_by(LiveReconciliation.live_account_id)
+            .subquery()
+        )
+        rows = await session.scalars(
+            select(LiveReconciliation)
+            .join(latest, latest.c.id == LiveReconciliation.id)
+            .where(LiveReconciliation.status != "ok")
+            .order_by(LiveReconciliation.live_account_id)
+        )
+        return [reconcile.view(r) for r in rows.all()]

@@ -7,12 +7,14 @@ about is looked up by it.
 host: a testnet, or in tests a second Papertrade's /fapi.
 """
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import aiohttp
 import ccxt.async_support as ccxt
 
 SUPPORTED = ("binanceusdm",)
@@ -27,9 +29,16 @@ _URL_KEYS = {
 }
 ExchangeError = ccxt.BaseError  # anything the exchange or the way to it answered
 AuthenticationError = ccxt.AuthenticationError
-# What may or may not have reached the exchange (timeouts, dropped connections, HTTP 5xx, which
-# Binance documents as "execution status unknown"): look the order up, never re-send it blind.
-UNCERTAIN = (ccxt.OperationFailed,)
+
+
+def uncertain(error: BaseException) -> bool:
+    """May this failed request have reached the exchange? Timeouts, dropped connections, HTTP
+    5xx (Binance's "execution status unknown"): look the order up, never re-send it blind.
+    ccxt maps a connection cut in the middle of the answer (aiohttp's ClientPayloadError) to a
+    plain ExchangeError, so the transport cause is checked too: that order may well be in."""
+    if isinstance(error, ccxt.OperationFailed):
+        return True
+    return isinstance(error, ccxt.BaseError) and isinstance(error.__cause__, aiohttp.ClientError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +63,10 @@ def client(
     }
     if base_url:
         base = base_url.rstrip("/")
-        config["urls"] = {"api": {name: f"{base}/fapi/{v}" for name, v in _URL_KEYS.items()}}
+        urls = {name: f"{base}/fapi/{v}" for name, v in _URL_KEYS.items()}
+        # The account endpoints too (API restrictions): never Binance's while testing elsewhere.
+        urls["sapi"] = f"{base}/sapi/v1"
+        config["urls"] = {"api": urls}
     return ccxt.binanceusdm(config)
 
 
@@ -91,6 +103,21 @@ async def position_amount(exchange: Any, symbol: str) -> Decimal:
     return sum((Decimal(str(r["positionAmt"])) for r in rows), Decimal(0))
 
 
+async def positions(exchange: Any) -> dict[str, Decimal]:
+    """Every non-zero position, signed (one-way mode: one row per symbol)."""
+    held: dict[str, Decimal] = {}
+    for row in await exchange.fapiPrivateV2GetPositionRisk():
+        amount = Decimal(str(row["positionAmt"]))
+        if amount != 0:
+            held[str(row["symbol"])] = held.get(str(row["symbol"]), Decimal(0)) + amount
+    return held
+
+
+async def open_orders(exchange: Any) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = await exchange.fapiPrivateGetOpenOrders()
+    return rows
+
+
 async def place_market(
     exchange: Any,
     symbol: str,
@@ -124,11 +151,12 @@ async def find_order(exchange: Any, symbol: str, client_order_id: str) -> dict[s
 
 
 async def cancel_everything(exchange: Any) -> list[str]:
-    """Cancel every open order, symbol by symbol; the symbols that had some."""
+    """Cancel every open order, every symbol at once; the symbols that had some."""
     open_orders = await exchange.fapiPrivateGetOpenOrders()
     symbols = sorted({o["symbol"] for o in open_orders})
-    for symbol in symbols:
-        await exchange.fapiPrivateDeleteAllOpenOrders({"symbol": symbol})
+    await asyncio.gather(
+        *(exchange.fapiPrivateDeleteAllOpenOrders({"symbol": symbol}) for symbol in symbols)
+    )
     return symbols
 
 

@@ -24,7 +24,8 @@ from papertrade.kit.time import now_ms
 from papertrade.live import exchange
 from papertrade.live.events import LiveOrderQueued
 from papertrade.live.kill import kill
-from papertrade.models import LiveAccount, LiveOrder, Portfolio
+from papertrade.live.reconcile import reconcile_all
+from papertrade.models import LiveAccount, LiveOrder, Order, Portfolio
 
 
 class StillUnsure(Exception):
@@ -44,7 +45,10 @@ async def send_order(run: JobRun, live_order_id: int) -> str:
             return row.status
         row.attempts += 1
         attempt = row.attempts
-        source = await uow.session.get(Portfolio, account.source_portfolio_id or 0)
+        # ratio sizing compares with the paper portfolio the source order traded in
+        source_order = await uow.session.get(Order, row.source_order_id)
+        paper = source_order.portfolio_id if source_order else account.source_portfolio_id
+        source = await uow.session.get(Portfolio, paper or 0)
         source_equity = source.balance if source is not None else None
         secret = ctx.cipher.decrypt(account.api_secret_encrypted)
         snapshot = (
@@ -65,60 +69,70 @@ async def send_order(run: JobRun, live_order_id: int) -> str:
     account_id, user_id, api_key, sizing, sizing_value = snapshot
     max_notional, max_loss, day, day_start = limits
     symbol, side, source_qty, price, client_id = order
-    async with exchange.connected(
+    client = ctx.exchanges.get(
         api_key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
-    ) as client:
-        if attempt > 1:
-            found = await _lookup(client, symbol, client_id)
-            if found is not None:
-                return await _record(ctx, live_order_id, "sent", found, quantity=None)
-        try:
-            equity = await exchange.equity(client)
-        except exchange.ExchangeError as exc:
-            return await _failed(ctx, live_order_id, account_id, user_id, exc)
-        today = utc_day(now_ms())
-        if day != today:
-            await _start_day(ctx, account_id, today, equity)
-        elif max_loss is not None and day_start is not None and day_start - equity >= max_loss:
-            await _record(ctx, live_order_id, "skipped", {"reason": "max daily loss reached"}, None)
-            await kill(
-                ctx, user_id, [account_id], close_positions=False, reason="max daily loss reached"
-            )
-            return "skipped"
-        quantity = _size(
-            ctx, symbol, sizing, sizing_value, source_qty, price, equity, source_equity
+    )
+    if attempt > 1:
+        found = await _lookup(client, symbol, client_id)
+        if found is not None:
+            return await _record(ctx, live_order_id, "sent", found, quantity=None)
+    equity = await _equity(ctx, client, live_order_id, account_id, user_id)
+    if isinstance(equity, str):  # the exchange refused: recorded
+        return equity
+    today = utc_day(now_ms())
+    if day != today:
+        await _start_day(ctx, account_id, today, equity)
+    elif max_loss is not None and day_start is not None and day_start - equity >= max_loss:
+        await _record(ctx, live_order_id, "skipped", {"reason": "max daily loss reached"}, None)
+        await kill(
+            ctx, user_id, [account_id], close_positions=False, reason="max daily loss reached"
         )
-        if quantity <= 0:
-            return await _record(
-                ctx, live_order_id, "skipped", {"reason": "below the step size"}, None
-            )
-        if max_notional is not None:
-            held = await exchange.position_amount(client, symbol)
-            after = held + (quantity if side == "buy" else -quantity)
-            if abs(after) > abs(held) and abs(after) * price > max_notional:
-                reason = {"reason": f"the position would pass {max_notional} USDT"}
-                return await _record(ctx, live_order_id, "skipped", reason, quantity)
-        try:
-            answer = await exchange.place_market(
-                client, symbol, side, quantity, client_id, reduce_only=reduce_only
-            )
-        except exchange.UNCERTAIN as exc:
-            found = await _lookup(client, symbol, client_id)
-            if found is None:
-                await _record(ctx, live_order_id, "queued", {"error": repr(exc)}, quantity)
-                raise StillUnsure(str(exc)) from exc  # the job's retry looks it up again
-            answer = found
-        except exchange.ExchangeError as exc:
+        return "skipped"
+    quantity = _size(ctx, symbol, sizing, sizing_value, source_qty, price, equity, source_equity)
+    if quantity <= 0:
+        return await _record(ctx, live_order_id, "skipped", {"reason": "below the step size"}, None)
+    if max_notional is not None:
+        held = await exchange.position_amount(client, symbol)
+        after = held + (quantity if side == "buy" else -quantity)
+        if abs(after) > abs(held) and abs(after) * price > max_notional:
+            reason = {"reason": f"the position would pass {max_notional} USDT"}
+            return await _record(ctx, live_order_id, "skipped", reason, quantity)
+    try:
+        answer = await exchange.place_market(
+            client, symbol, side, quantity, client_id, reduce_only=reduce_only
+        )
+    except exchange.ExchangeError as exc:
+        if not exchange.uncertain(exc):
             return await _failed(ctx, live_order_id, account_id, user_id, exc, quantity)
+        found = await _lookup(client, symbol, client_id)
+        if found is None:
+            await _record(ctx, live_order_id, "queued", {"error": repr(exc)}, quantity)
+            raise StillUnsure(str(exc)) from exc  # the job's retry looks it up again
+        answer = found
     await _errors(ctx, account_id, reset=True)
     return await _record(ctx, live_order_id, "sent", answer, quantity)
+
+
+async def _equity(
+    ctx: AppContext, client: Any, live_order_id: int, account_id: int, user_id: int
+) -> Decimal | str:
+    """The sub-account's equity, or the outcome when the exchange refused to say."""
+    try:
+        return await exchange.equity(client)
+    except exchange.ExchangeError as exc:
+        if exchange.uncertain(exc):  # nothing was sent: keep it queued for the retry
+            await _record(ctx, live_order_id, "queued", {"error": repr(exc)}, None)
+            raise StillUnsure(str(exc)) from exc
+        return await _failed(ctx, live_order_id, account_id, user_id, exc)
 
 
 async def _lookup(client: Any, symbol: str, client_id: str) -> dict[str, Any] | None:
     try:
         return await exchange.find_order(client, symbol, client_id)
-    except exchange.UNCERTAIN:
-        return None
+    except exchange.ExchangeError as exc:
+        if exchange.uncertain(exc):
+            return None
+        raise
 
 
 def _size(
@@ -227,9 +241,16 @@ async def resend_stale(run: JobRun) -> dict[str, int]:
     return outcomes
 
 
+async def reconcile(run: JobRun) -> dict[str, int]:
+    return await reconcile_all(run.ctx)
+
+
 SEND_ORDER = queued("live.send_order", send_order, attempts=4, retry_delay_s=2)
 RESEND_STALE = scheduled("live.resend_stale", resend_stale, every=lambda settings: 60)
-JOBS = (SEND_ORDER, RESEND_STALE)
+RECONCILE = scheduled(
+    "live.reconcile", reconcile, every=lambda settings: settings.live_reconcile_every_s
+)
+JOBS = (SEND_ORDER, RESEND_STALE, RECONCILE)
 
 
 def enqueue_sends(jobs: Jobs) -> Subscriber:

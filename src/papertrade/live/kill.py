@@ -10,6 +10,7 @@ of open orders follows it, and the report says what the exchange had).
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select, update
 
@@ -55,29 +56,46 @@ async def kill(
                 .values(status="skipped", answer="stopped by the kill switch", updated_at=now)
             )
         keys = [(a.id, a.api_key, ctx.cipher.decrypt(a.api_secret_encrypted)) for a in accounts]
-    base_url = ctx.settings.live_exchange_url
-    return list(
+    settings = ctx.settings
+    clients = [
+        (
+            account_id,
+            ctx.exchanges.get(
+                key, secret, settings.live_exchange_url, settings.live_exchange_timeout_ms
+            ),
+        )
+        for account_id, key, secret in keys
+    ]
+    reports = list(
         await asyncio.gather(
-            *(
-                _stop(account_id, key, secret, base_url, close_positions)
-                for account_id, key, secret in keys
-            )
+            *(_stop(account_id, client, close_positions) for account_id, client in clients)
         )
     )
+    flat = [r.account_id for r in reports if close_positions and r.error is None]
+    if flat:  # every position closed: reconciliation counts intended orders from here
+        async with ctx.transaction() as uow:
+            await uow.session.execute(
+                update(LiveAccount).where(LiveAccount.id.in_(flat)).values(baseline_at=now_ms())
+            )
+    return reports
 
 
-async def _stop(
-    account_id: int, api_key: str, api_secret: str, base_url: str | None, close_positions: bool
-) -> KillReport:
+async def _stop(account_id: int, client: Any, close_positions: bool) -> KillReport:
     report = KillReport(account_id)
     try:
         async with asyncio.timeout(PER_ACCOUNT_TIMEOUT_S):
-            async with exchange.connected(api_key, api_secret, base_url) as client:
+            try:
                 report.cancelled_symbols = await exchange.cancel_everything(client)
-                if close_positions:
-                    report.closed_symbols = await exchange.close_everything(
-                        client, f"pt-kill-{account_id}-{now_ms()}"
-                    )
+            except exchange.ExchangeError as exc:
+                if not exchange.uncertain(exc):  # a refusal: the same call would be refused
+                    raise
+                # Dropped on the way (a kept connection the exchange had closed, a 5xx):
+                # cancelling again is safe, and the second answer is the one reported.
+                report.cancelled_symbols = await exchange.cancel_everything(client)
+            if close_positions:
+                report.closed_symbols = await exchange.close_everything(
+                    client, f"pt-kill-{account_id}-{now_ms()}"
+                )
     except (TimeoutError, exchange.ExchangeError) as exc:
         report.error = f"{type(exc).__name__}: {exc}"[:300]
     return report

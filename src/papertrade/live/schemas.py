@@ -16,7 +16,10 @@ class LiveAccountCreate(StrictInput):
     label: str = Field(min_length=1, max_length=100)
     api_key: str = Field(min_length=1, max_length=128)
     api_secret: str = Field(min_length=1, max_length=256)
+    # the bound signal source: at most one of these
     source_portfolio_id: Id | None = None
+    source_strategy_id: Id | None = None
+    source_token_id: Id | None = None
     sizing: Literal["ratio", "fixed"] = "ratio"
     sizing_value: Decimal = Field(default=Decimal(1), gt=0, le=Decimal(1_000_000), decimal_places=6)
     symbols: list[str] = Field(default_factory=list, max_length=100)
@@ -27,6 +30,8 @@ class LiveAccountCreate(StrictInput):
 class LiveAccountUpdate(StrictInput):
     label: str | None = Field(default=None, min_length=1, max_length=100)
     source_portfolio_id: Id | None = None
+    source_strategy_id: Id | None = None
+    source_token_id: Id | None = None
     unbind: bool = False
     sizing: Literal["ratio", "fixed"] | None = None
     sizing_value: Decimal | None = Field(
@@ -54,6 +59,8 @@ class LiveAccountRead(Schema):
     api_key_hint: str
     withdrawals: str
     source_portfolio_id: int | None
+    source_strategy_id: int | None
+    source_token_id: int | None
     sizing: str
     sizing_value: DecimalText
     symbols: list[str]
@@ -71,6 +78,7 @@ class LiveOrderRead(Schema):
     client_order_id: str
     symbol: str
     side: str
+    reduce_only: bool  # the source order closed (part of) its position
     source_quantity: DecimalText
     quantity: DecimalText | None
     status: str
@@ -86,3 +94,12 @@ class KillReport(Schema):
     cancelled_symbols: list[str]
     closed_symbols: list[str]
     error: str | None
+
+
+class ReconciliationRead(Schema):
+    id: int
+    live_account_id: int
+    checked_at: int
+    status: str  # ok | drift | error
+    drift: dict[str, object]
+    error: str

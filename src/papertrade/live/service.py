@@ -14,8 +14,9 @@ from papertrade.errors import BadRequest, NotFound
 from papertrade.kit.security import SecretCipher
 from papertrade.live import exchange
 from papertrade.live.schemas import LiveAccountCreate, LiveAccountUpdate
-from papertrade.models import LiveAccount
+from papertrade.models import LiveAccount, Portfolio, WebhookToken
 from papertrade.portfolios import service as portfolio_service
+from papertrade.strategies import service as strategy_service
 from papertrade.uow import AsyncWork
 
 
@@ -56,8 +57,44 @@ async def list_mine(session: AsyncSession, user_id: int) -> Sequence[LiveAccount
     return rows.all()
 
 
-async def _check_source(session: AsyncSession, principal: Principal, portfolio_id: int) -> None:
-    await portfolio_service.get_owned(session, principal, portfolio_id)
+SourceChoice = LiveAccountCreate | LiveAccountUpdate
+
+
+def _chosen(body: SourceChoice) -> tuple[int | None, int | None, int | None] | None:
+    """The source the body binds (portfolio, strategy, token ids), None when it binds none."""
+    chosen = (body.source_portfolio_id, body.source_strategy_id, body.source_token_id)
+    named = sum(1 for c in chosen if c is not None)
+    if named > 1:
+        raise BadRequest(
+            "Bind one signal source: a portfolio, a strategy or a webhook token.",
+            code="live_source_conflict",
+        )
+    return chosen if named else None
+
+
+async def _check_source(
+    session: AsyncSession, principal: Principal, chosen: tuple[int | None, int | None, int | None]
+) -> None:
+    """The source must be the caller's own (a missing one or another's is a 404)."""
+    portfolio_id, strategy_id, token_id = chosen
+    if portfolio_id is not None:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+    if strategy_id is not None:
+        await strategy_service.get_owned(session, principal, strategy_id)
+    if token_id is not None:
+        owner = await session.scalar(
+            select(Portfolio.user_id)
+            .join(WebhookToken, WebhookToken.portfolio_id == Portfolio.id)
+            .where(WebhookToken.id == token_id, WebhookToken.revoked_at.is_(None))
+        )
+        if owner != principal.user_id:
+            raise NotFound("Webhook token not found.", code="webhook_token_not_found")
+
+
+async def check_source(session: AsyncSession, principal: Principal, body: SourceChoice) -> None:
+    chosen = _chosen(body)
+    if chosen is not None:
+        await _check_source(session, principal, chosen)
 
 
 def _symbols(symbols: list[str]) -> str:
@@ -74,8 +111,7 @@ async def create(
     cipher: SecretCipher,
     checked: exchange.KeyCheck,
 ) -> LiveAccount:
-    if body.source_portfolio_id is not None:
-        await _check_source(uow.session, principal, body.source_portfolio_id)
+    await check_source(uow.session, principal, body)
     account = LiveAccount(
         user_id=principal.user_id,
         exchange=body.exchange,
@@ -84,6 +120,8 @@ async def create(
         api_secret_encrypted=cipher.encrypt(body.api_secret),
         withdrawals=checked.withdrawals,
         source_portfolio_id=body.source_portfolio_id,
+        source_strategy_id=body.source_strategy_id,
+        source_token_id=body.source_token_id,
         sizing=body.sizing,
         sizing_value=body.sizing_value,
         symbols=_symbols(body.symbols),
@@ -93,6 +131,7 @@ async def create(
         kill_reason="",
         consecutive_errors=0,
         day="",
+        baseline_at=uow.now(),
     )
     uow.session.add(account)
     await uow.session.flush()
@@ -102,11 +141,14 @@ async def create(
 async def update(
     uow: AsyncWork, principal: Principal, account: LiveAccount, body: LiveAccountUpdate
 ) -> None:
-    if body.source_portfolio_id is not None:
-        await _check_source(uow.session, principal, body.source_portfolio_id)
-        account.source_portfolio_id = body.source_portfolio_id
+    chosen = _chosen(body)
+    if chosen is not None:
+        if body.unbind:
+            raise BadRequest("Either bind a source or unbind it.", code="live_source_conflict")
+        await _check_source(uow.session, principal, chosen)
+        account.source_portfolio_id, account.source_strategy_id, account.source_token_id = chosen
     if body.unbind:
-        account.source_portfolio_id = None
+        account.source_portfolio_id = account.source_strategy_id = account.source_token_id = None
     for name in ("label", "sizing", "sizing_value", "max_position_notional", "max_daily_loss"):
         value = getattr(body, name)
         if value is not None:
@@ -126,6 +168,8 @@ def view(account: LiveAccount) -> dict[str, Any]:
         "api_key_hint": "…" + account.api_key[-4:],
         "withdrawals": account.withdrawals,
         "source_portfolio_id": account.source_portfolio_id,
+        "source_strategy_id": account.source_strategy_id,
+        "source_token_id": account.source_token_id,
         "sizing": account.sizing,
         "sizing_value": account.sizing_value,
         "symbols": json.loads(account.symbols),

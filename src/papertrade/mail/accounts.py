@@ -62,7 +62,7 @@ async def request_verification(uow: AsyncWork, user: User, base_url: str) -> boo
     token = await _issue(uow, user, VERIFY, VERIFY_TTL_MS)
     if token is None:
         return False
-    link = f"{base_url.rstrip('/')}/v1/auth/email/verify?token={token}"
+    link = f"{base_url.rstrip('/')}/email/verify?token={token}"
     body = (
         f"Confirm that {user.email} is your address on Papertrade by opening this link within "
         f"24 hours:\n\n{link}\n\nIf you did not ask for this, ignore this mail."
@@ -73,7 +73,7 @@ async def request_verification(uow: AsyncWork, user: User, base_url: str) -> boo
     return True
 
 
-async def request_reset(uow: AsyncWork, email: str) -> None:
+async def request_reset(uow: AsyncWork, email: str, base_url: str) -> None:
     """Mail a reset token if the address has an account; says nothing either way."""
     user = await uow.session.scalar(select(User).where(User.email == email))
     if user is None:
@@ -81,9 +81,11 @@ async def request_reset(uow: AsyncWork, email: str) -> None:
     token = await _issue(uow, user, RESET, RESET_TTL_MS)
     if token is None:
         return
+    link = f"{base_url.rstrip('/')}/password/reset?token={token}"
     body = (
         "Someone (we hope you) asked to reset your Papertrade password. Within 30 minutes, "
-        "send this token with your new password to POST /v1/auth/password/reset:\n\n"
+        f"open this link and choose a new one:\n\n{link}\n\n"
+        "Or send this token with your new password to POST /v1/auth/password/reset:\n\n"
         f"{token}\n\nIf it was not you, ignore this mail: your password stays as it is."
     )
     service.queue(uow, user.email, "Reset your password", body, user_id=user.id, transactional=True)
@@ -143,6 +145,7 @@ async def address_state(uow: AsyncWork, user: User) -> dict[str, object]:
         "verified": state is not None and state.email == user.email,
         "suppressed": suppression is not None,
         "suppressed_reason": suppression.reason if suppression is not None else None,
+        "frequency": await service.frequency_of(uow.session, user.id),
     }
 
 
@@ -179,7 +182,7 @@ async def request_change(
         )
         .values(used_at=uow.now())
     )
-    link = f"{base_url.rstrip('/')}/v1/auth/email/verify?token={token}"
+    link = f"{base_url.rstrip('/')}/email/verify?token={token}"
     body = (
         f"Someone (we hope you) asked to use {new_email} for their Papertrade account. Open "
         f"this link within 24 hours to make the change:\n\n{link}\n\n"

@@ -3,22 +3,27 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
+from sqlalchemy import select
 
 from papertrade.auth.client_ip import client_key
-from papertrade.auth.v1 import Caller, Ctx, WebUser
-from papertrade.mail import accounts, service
+from papertrade.auth.v1 import Caller, Ctx, WebUser, Writer
+from papertrade.kit.ids import Id
+from papertrade.mail import accounts, digest, service
 from papertrade.mail.accounts import InvalidToken
 from papertrade.mail.schemas import (
     Done,
     EmailAddressState,
     EmailChange,
+    EmailFrequency,
+    EmailMessagePage,
+    EmailMessageRead,
     ForgotPassword,
     ResetPassword,
     TokenBody,
     Unsubscribed,
     VerificationSent,
 )
-from papertrade.models import EmailSuppression, NotificationPreference, User
+from papertrade.models import EmailMessage, EmailSuppression, NotificationPreference, User
 from papertrade.notifications.catalogue import BY_NAME
 from papertrade.users import throttle
 from papertrade.users.service import normalise_email
@@ -33,6 +38,35 @@ async def email_state(principal: Caller, ctx: Ctx) -> EmailAddressState:
         user = await uow.session.get(User, principal.user_id)
         assert user is not None
         return EmailAddressState.model_validate(await accounts.address_state(uow, user))
+
+
+@router.put("/user/email/frequency", response_model=EmailAddressState)
+async def set_frequency(body: EmailFrequency, principal: Writer, ctx: Ctx) -> EmailAddressState:
+    """How notification mail arrives: instant, daily (a digest of the unread ones) or off."""
+    async with ctx.transaction() as uow:
+        await digest.set_frequency(uow, principal.user_id, body.frequency)
+        user = await uow.session.get(User, principal.user_id)
+        assert user is not None
+        return EmailAddressState.model_validate(await accounts.address_state(uow, user))
+
+
+@router.get("/user/email/messages", response_model=EmailMessagePage)
+async def list_messages(
+    principal: Caller,
+    ctx: Ctx,
+    before_id: Id | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> EmailMessagePage:
+    """The mail sent to you, newest first, with each one's delivery status."""
+    statement = select(EmailMessage).where(EmailMessage.user_id == principal.user_id)
+    if before_id is not None:
+        statement = statement.where(EmailMessage.id < before_id)
+    async with ctx.db.reader() as session:
+        rows = await session.scalars(statement.order_by(EmailMessage.id.desc()).limit(limit))
+        found = [EmailMessageRead.model_validate(r) for r in rows]
+    return EmailMessagePage(
+        messages=found, next_before_id=found[-1].id if len(found) == limit else None
+    )
 
 
 @router.post("/user/email/verification", status_code=202, response_model=VerificationSent)
@@ -90,7 +124,7 @@ async def forgot_password(body: ForgotPassword, ctx: Ctx) -> Done:
     """Mail a reset token to the address if it has an account; the answer is the same either
     way (no one learns which addresses have accounts)."""
     async with ctx.transaction() as uow:
-        await accounts.request_reset(uow, normalise_email(body.email))
+        await accounts.request_reset(uow, normalise_email(body.email), ctx.settings.public_base_url)
     return Done()
 
 
@@ -104,7 +138,8 @@ async def reset_password(body: ResetPassword, ctx: Ctx) -> Done:
 
 async def _unsubscribe(token: str, ctx: Ctx) -> Unsubscribed:
     found = service.read_unsubscribe_token(ctx.settings.resolved_secret_key(), token)
-    if found is None or (found[1] != service.ALL_KINDS and found[1] not in BY_NAME):
+    known = (service.ALL_KINDS, digest.KIND)
+    if found is None or (found[1] not in known and found[1] not in BY_NAME):
         raise InvalidToken("This unsubscribe link is not valid.", code="invalid_token")
     user_id, kind = found
     async with ctx.transaction() as uow:
@@ -114,6 +149,8 @@ async def _unsubscribe(token: str, ctx: Ctx) -> Unsubscribed:
         if kind == service.ALL_KINDS:
             if await uow.session.get(EmailSuppression, user.email) is None:
                 uow.session.add(EmailSuppression(address=user.email, reason="unsubscribed"))
+        elif kind == digest.KIND:  # the digest's link: no more notification mail
+            await digest.set_frequency(uow, user_id, "off")
         else:
             row = await uow.session.get(NotificationPreference, (user_id, kind))
             if row is None:

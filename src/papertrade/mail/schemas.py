@@ -1,5 +1,7 @@
 """Bodies of the email endpoints."""
 
+from typing import Literal
+
 from pydantic import EmailStr, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
@@ -15,6 +17,36 @@ class EmailAddressState(Schema):
         "(verification, reset) is sent to it. Change the address to get notifications again."
     )
     suppressed_reason: str | None
+    frequency: str = Field(
+        default="instant",
+        description="Notification mail: instant (one mail each), daily (one digest a day of the "
+        "unread ones) or off.",
+    )
+
+
+class EmailFrequency(StrictInput):
+    frequency: Literal["instant", "daily", "off"]
+
+
+class EmailMessageRead(Schema):
+    id: int
+    to_address: str
+    subject: str
+    kind: str = Field(description="The notification kind, digest, or empty for account mail.")
+    transactional: bool
+    status: str = Field(
+        description="pending, sending, handover, sent, failed, interrupted (perhaps delivered, "
+        "never re-sent), suppressed, delayed, delivered, bounced or complained."
+    )
+    attempts: int
+    error: str
+    created_at: int
+    sent_at: int | None
+
+
+class EmailMessagePage(Schema):
+    messages: list[EmailMessageRead]
+    next_before_id: int | None
 
 
 class VerificationSent(Schema):

@@ -6,12 +6,13 @@ An unsubscribe link names the user and the kind and is signed with the deploymen
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.mail.events import MailQueued
-from papertrade.models import EmailMessage, EmailSuppression, User
+from papertrade.models import EmailDigest, EmailMessage, EmailSuppression, User
 from papertrade.uow import AnyWork, AsyncWork
 
 ALL_KINDS = "all"
@@ -67,12 +68,37 @@ async def suppressed(uow: AsyncWork, addresses: Sequence[str]) -> set[str]:
     return found
 
 
+async def frequency_of(session: AsyncSession, user_id: int) -> str:
+    """instant (the default), daily (mail/digest.py) or off."""
+    row = await session.get(EmailDigest, user_id)
+    return row.frequency if row is not None else "instant"
+
+
+async def not_instant(session: AsyncSession, user_ids: Iterable[int]) -> set[int]:
+    """Users who get no per-notification mail: they chose the daily digest (mail/digest.py)
+    or no notification mail at all."""
+    users = sorted(set(user_ids))
+    found: set[int] = set()
+    for start in range(0, len(users), 5000):
+        rows = await session.scalars(
+            select(EmailDigest.user_id).where(
+                EmailDigest.user_id.in_(users[start : start + 5000]),
+                EmailDigest.frequency != "instant",
+            )
+        )
+        found.update(rows)
+    return found
+
+
 async def queue_notifications(
     uow: AsyncWork, items: Sequence[tuple[int, int | None, str, str, str]]
 ) -> int:
     """Mail (user_id, notification_id, kind, title, body) to each user's address, except
-    suppressed ones; returns how many were queued."""
+    suppressed ones and users who chose the daily digest (or no mail); returns how many were
+    queued."""
     users = sorted({item[0] for item in items})
+    later = await not_instant(uow.session, users)
+    users = [u for u in users if u not in later]
     emails: dict[int, str] = {}
     for start in range(0, len(users), 5000):
         rows = await uow.session.execute(

@@ -18,7 +18,8 @@ from papertrade.uow import AsyncWork
 
 
 def verification_mail(base_url: str, email: str, token: str) -> tuple[str, str]:
-    link = f"{base_url}/v1/launch/waitlist/verify?{urlencode({'token': token})}"
+    # The web page confirms with a POST when opened (a mail scanner's GET confirms nothing).
+    link = f"{base_url}/waitlist/verify?{urlencode({'token': token})}"
     body = (
         f"Someone (we hope you) put {email} on the Papertrade waitlist. Open this link to "
         f"confirm the address and take your place in line:\n\n{link}\n\n"

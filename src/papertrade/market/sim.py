@@ -57,6 +57,7 @@ class SimFeed:
         self.first_ms = (clock() // DAY_MS - history_days) * DAY_MS  # history starts here
         self._quotes: dict[str, Quote] = {}
         self._pins: dict[str, int] = {}
+        self._last_pins: dict[str, int] = {}  # a pinned last price apart from the mark
         self._pin_log: dict[str, list[Pin]] = {}
         self._fanout = TickFanout()
         self._task: asyncio.Task[None] | None = None
@@ -105,9 +106,22 @@ class SimFeed:
 
     # -- test hook -------------------------------------------------------------------------------
 
-    async def set_price(self, symbol: str, price: Decimal | str | int | None) -> Quote:
-        """Pin the live price (mark = last = index) and publish it at once; None releases it."""
+    async def set_price(
+        self,
+        symbol: str,
+        price: Decimal | str | int | None,
+        *,
+        last: Decimal | str | int | None = None,
+    ) -> Quote:
+        """Pin the live price (mark = last = index) and publish it at once; None releases it.
+
+        `last` pins the last traded price apart from the mark (a trade away from the mark), so
+        that what watches the last price (CONTRACT_PRICE triggers) can be told from what watches
+        the mark. The price history keeps the mark."""
         instrument = self._instrument(symbol)
+        self._last_pins.pop(symbol, None)
+        if last is not None and price is not None:
+            self._last_pins[symbol] = self._ticks(instrument, last)
         now = self._clock()
         log = self._pin_log.setdefault(symbol, [])
         if log and log[-1][1] == _FOREVER:
@@ -116,15 +130,20 @@ class SimFeed:
         if price is None:
             self._pins.pop(symbol, None)
         else:
-            ticks = int((D(price) / instrument.tick_size).to_integral_value(ROUND_HALF_EVEN))
-            if ticks < 1:
-                raise ValueError(f"price {price} is below one tick of {symbol}")
+            ticks = self._ticks(instrument, price)
             self._pins[symbol] = ticks
             log.append((now, _FOREVER, ticks))
         quote = self.quote_at(symbol, now)
         self._quotes[symbol] = quote
         await self._fanout.publish([quote])
         return quote
+
+    @staticmethod
+    def _ticks(instrument: Instrument, price: Decimal | str | int) -> int:
+        ticks = int((D(price) / instrument.tick_size).to_integral_value(ROUND_HALF_EVEN))
+        if ticks < 1:
+            raise ValueError(f"price {price} is below one tick of {instrument.symbol}")
+        return ticks
 
     async def release_price(self, symbol: str) -> Quote:
         """Let the price follow the simulated path again."""
@@ -151,7 +170,8 @@ class SimFeed:
         path, tick = self._path(symbol), self._instruments[symbol].tick_size
         pinned = self._pins.get(symbol)
         if pinned is not None:
-            last = mark = index = pinned
+            mark = index = pinned
+            last = self._last_pins.get(symbol, pinned)
         else:
             last, mark, index = self._path_ticks(path, t_ms)
         settle = next_funding_time(t_ms)

@@ -7,7 +7,7 @@ from papertrade.models.compat_key import CompatKey
 from papertrade.models.conditional_order import ConditionalOrder
 from papertrade.models.copytrading import CopyLeader, CopyRelation, CopySettlement, CopyTrade
 from papertrade.models.equity import EquitySnapshot
-from papertrade.models.feedback import Feedback
+from papertrade.models.feedback import Feedback, FeedbackScreenshot
 from papertrade.models.fill import Fill
 from papertrade.models.funding import FundingSettlement
 from papertrade.models.idempotency import IdempotencyRecord
@@ -15,14 +15,21 @@ from papertrade.models.inbound import InboundEvent, InboundSource
 from papertrade.models.job import JobRecord
 from papertrade.models.launch import InviteCode, InviteUse, WaitlistEntry
 from papertrade.models.ledger import LedgerEntry
-from papertrade.models.live import LiveAccount, LiveOrder
-from papertrade.models.mail import AccountToken, EmailMessage, EmailState, EmailSuppression
+from papertrade.models.live import LiveAccount, LiveOrder, LiveReconciliation
+from papertrade.models.mail import (
+    AccountToken,
+    EmailDigest,
+    EmailMessage,
+    EmailState,
+    EmailSuppression,
+)
 from papertrade.models.membership import AiUsage, Membership
 from papertrade.models.notification import Notification, NotificationPreference
 from papertrade.models.order import Order
 from papertrade.models.outbox import OutboxCursor, OutboxEvent
 from papertrade.models.portfolio import Portfolio
 from papertrade.models.position import Position
+from papertrade.models.position_margin import PositionMarginChange
 from papertrade.models.profile import Profile
 from papertrade.models.recharge import RechargeOrder, TronTransfer
 from papertrade.models.signal import Signal, SignalDedupe
@@ -37,6 +44,7 @@ from papertrade.models.strategy import (
 from papertrade.models.subscription import Subscription, SubscriptionPrice
 from papertrade.models.telegram import (
     TelegramBinding,
+    TelegramChannel,
     TelegramLink,
     TelegramMessage,
     TelegramUpdate,
@@ -61,11 +69,13 @@ __all__ = [
     "CopyRelation",
     "CopySettlement",
     "CopyTrade",
+    "EmailDigest",
     "EmailMessage",
     "EmailState",
     "EmailSuppression",
     "EquitySnapshot",
     "Feedback",
+    "FeedbackScreenshot",
     "Fill",
     "FundingSettlement",
     "IdempotencyRecord",
@@ -77,6 +87,7 @@ __all__ = [
     "LedgerEntry",
     "LiveAccount",
     "LiveOrder",
+    "LiveReconciliation",
     "Membership",
     "Notification",
     "NotificationPreference",
@@ -85,6 +96,7 @@ __all__ = [
     "OutboxEvent",
     "Portfolio",
     "Position",
+    "PositionMarginChange",
     "Profile",
     "RechargeOrder",
     "Signal",
@@ -97,6 +109,7 @@ __all__ = [
     "Subscription",
     "SubscriptionPrice",
     "TelegramBinding",
+    "TelegramChannel",
     "TelegramLink",
     "TelegramMessage",
     "TelegramUpdate",

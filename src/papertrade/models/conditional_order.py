@@ -25,6 +25,7 @@ class ConditionalOrder(Base):
     portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
     symbol: Mapped[str] = mapped_column(String(30))
     side: Mapped[str] = mapped_column(String(4))  # buy | sell
+    position_side: Mapped[str] = mapped_column(String(5), default="BOTH", server_default="BOTH")
     type: Mapped[str] = mapped_column(String(24))  # trading.conditional.ConditionalType
     working_type: Mapped[str] = mapped_column(String(16))  # MARK_PRICE | CONTRACT_PRICE
     trigger_price: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)
@@ -35,12 +36,16 @@ class ConditionalOrder(Base):
     price_protect: Mapped[bool] = mapped_column(default=False)
     callback_rate: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)  # percent
     activation_price: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)
+    # A trailing stop's best price since activation (the engine saves it as it moves).
+    trailing_extreme: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)
     time_in_force: Mapped[str] = mapped_column(String(3), default="GTC")
     status: Mapped[str] = mapped_column(String(12))
     is_open: Mapped[bool] = mapped_column(default=True)
     client_algo_id: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(20), default="v1")
-    actual_order_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    actual_order_id: Mapped[int | None] = mapped_column(BigInteger, default=None, index=True)
+    # The entry order it protects, when it was attached to one (conditional/commands.py).
+    origin_order_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     reason: Mapped[str | None] = mapped_column(String(200), default=None)
     created_at: Mapped[int] = created_at_column()
     updated_at: Mapped[int] = updated_at_column()

@@ -1,10 +1,13 @@
 """Inbound third-party webhooks (other than tv and tg): each source a user set up, and every
 event received, kept raw with its outcome."""
 
+from decimal import Decimal
+
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from papertrade.db import Base
+from papertrade.kit.dbtypes import DecimalType
 from papertrade.models.base import created_at_column
 
 
@@ -20,6 +23,11 @@ class InboundSource(Base):
     note: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[int] = created_at_column()
     revoked_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # Optional: each alert also trades this portfolio (inbound/signals.py), sized at
+    # this percent of its equity. Checked for ownership when set and again at each alert.
+    signal_portfolio_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    signal_size_percent: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)
+    signal_action: Mapped[str | None] = mapped_column(String(10), default=None)  # buy|sell|close
 
 
 class InboundEvent(Base):

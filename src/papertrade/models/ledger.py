@@ -16,7 +16,8 @@ class LedgerEntry(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
-    # deposit | top_up | reset | realized_pnl | commission | funding | liquidation
+    # deposit | top_up | reset | realized_pnl | commission | funding | liquidation |
+    # isolated_margin (the balance ⇄ an isolated position's margin) | …
     kind: Mapped[str] = mapped_column(String(20))
     amount: Mapped[Decimal] = mapped_column(DecimalType)  # signed change of the balance
     balance_after: Mapped[Decimal] = mapped_column(DecimalType)

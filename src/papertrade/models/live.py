@@ -3,7 +3,7 @@ and every order the mirror sent or decided not to send."""
 
 from decimal import Decimal
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from papertrade.db import Base
@@ -21,7 +21,11 @@ class LiveAccount(Base):
     api_key: Mapped[str] = mapped_column(String(128))
     api_secret_encrypted: Mapped[str] = mapped_column(Text)
     withdrawals: Mapped[str] = mapped_column(String(12))  # disabled | not_reported
+    # The bound signal source: at most one of a portfolio (its fills), a strategy (the fills of
+    # the orders its signals placed) or a webhook token (those of the alerts it received).
     source_portfolio_id: Mapped[int | None] = mapped_column(default=None)
+    source_strategy_id: Mapped[int | None] = mapped_column(default=None)
+    source_token_id: Mapped[int | None] = mapped_column(default=None)
     sizing: Mapped[str] = mapped_column(String(10))  # ratio | fixed
     sizing_value: Mapped[Decimal] = mapped_column(DecimalType)
     symbols: Mapped[str] = mapped_column(Text, default="[]")  # JSON allow-list; [] = any
@@ -33,6 +37,9 @@ class LiveAccount(Base):
     consecutive_errors: Mapped[int] = mapped_column(Integer, default=0)
     day: Mapped[str] = mapped_column(String(10), default="")  # UTC day of day_start_equity
     day_start_equity: Mapped[Decimal | None] = mapped_column(DecimalType, default=None)
+    # Reconciliation counts the orders sent since then (creation, or positions closed by the
+    # kill switch): the exchange's positions should be their sum.
+    baseline_at: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     created_at: Mapped[int] = created_at_column()
     updated_at: Mapped[int] = updated_at_column()
 
@@ -66,3 +73,18 @@ class LiveOrder(Base):
     answer: Mapped[str] = mapped_column(Text, default="")  # the exchange's last answer
     created_at: Mapped[int] = created_at_column()
     updated_at: Mapped[int] = updated_at_column()
+
+
+class LiveReconciliation(Base):
+    """One scheduled comparison of the exchange's positions and open orders with the intended
+    ones: `ok`, `drift` (what differs, as JSON) or `error` (the exchange could not be asked)."""
+
+    __tablename__ = "live_reconciliations"
+    __table_args__ = (Index("ix_live_reconciliations_account_id", "live_account_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    live_account_id: Mapped[int] = mapped_column(ForeignKey("live_accounts.id", ondelete="CASCADE"))
+    checked_at: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(10))  # ok | drift | error
+    drift: Mapped[str] = mapped_column(Text, default="{}")
+    error: Mapped[str] = mapped_column(String(300), default="")

@@ -37,8 +37,8 @@ class EmailMessage(Base):
     body: Mapped[str] = mapped_column(Text)
     transactional: Mapped[bool] = mapped_column(Boolean, default=False)
     kind: Mapped[str] = mapped_column(String(40), default="")  # the notification kind, if any
-    # pending | sending | sent | failed | interrupted | suppressed; after the provider's
-    # events: delivered | bounced | complained
+    # pending | sending | handover | sent | failed | interrupted | suppressed; after the provider's
+    # events: delayed | delivered | bounced | complained (inbound/providers.py VERDICTS)
     status: Mapped[str] = mapped_column(String(12), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str] = mapped_column(String(300), default="")
@@ -81,3 +81,16 @@ class EmailSuppression(Base):
     address: Mapped[str] = mapped_column(String(320), primary_key=True)
     reason: Mapped[str] = mapped_column(String(40))
     created_at: Mapped[int] = created_at_column()
+
+
+class EmailDigest(Base):
+    """How a user gets notification mail: `instant` (one mail each, the default when absent) or
+    `daily` (one digest a day of the unread ones, mail/digest.py)."""
+
+    __tablename__ = "email_digests"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    frequency: Mapped[str] = mapped_column(String(10), default="instant")
+    last_sent_at: Mapped[int | None] = mapped_column(BigInteger, default=None)

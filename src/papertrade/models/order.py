@@ -12,6 +12,10 @@ from papertrade.models.base import created_at_column, updated_at_column
 
 class Order(Base):
     __tablename__ = "orders"
+    # Columns with only a server default are not read back after an insert (no RETURNING of
+    # them), so rows can still be written through this model into an older schema (tests of
+    # in-place upgrades); code that needs such a column after creating a row sets it.
+    __mapper_args__ = {"eager_defaults": False}  # noqa: RUF012 (SQLAlchemy reads it)
     __table_args__ = (
         UniqueConstraint("portfolio_id", "client_order_id"),
         Index("ix_orders_portfolio_open", "portfolio_id", "is_open"),
@@ -24,6 +28,8 @@ class Order(Base):
     side: Mapped[str] = mapped_column(String(4))  # buy | sell
     type: Mapped[str] = mapped_column(String(10))  # market | limit
     action: Mapped[str] = mapped_column(String(5))  # open | close (reduce-only)
+    # BOTH | LONG | SHORT; a server default only, as the other columns an older release lacked.
+    position_side: Mapped[str] = mapped_column(String(5), server_default="BOTH")
     time_in_force: Mapped[str] = mapped_column(String(3), default="GTC")
     status: Mapped[str] = mapped_column(String(20))
     is_open: Mapped[bool] = mapped_column(default=False)  # resting in the book

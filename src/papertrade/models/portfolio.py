@@ -2,7 +2,7 @@
 
 from decimal import Decimal
 
-from sqlalchemy import BigInteger, ForeignKey, String
+from sqlalchemy import BigInteger, ForeignKey, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from papertrade.db import Base
@@ -16,6 +16,10 @@ CODE_DIGITS = 7
 
 class Portfolio(Base):
     __tablename__ = "portfolios"
+    # Columns with only a server default are not read back after an insert (no RETURNING of
+    # them), so rows can still be written through this model into an older schema (tests of
+    # in-place upgrades); code that needs such a column after creating a row sets it.
+    __mapper_args__ = {"eager_defaults": False}  # noqa: RUF012 (SQLAlchemy reads it)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
@@ -26,6 +30,12 @@ class Portfolio(Base):
     balance: Mapped[Decimal] = mapped_column(DecimalType)
     maker_fee_rate: Mapped[Decimal] = mapped_column(DecimalType)
     taker_fee_rate: Mapped[Decimal] = mapped_column(DecimalType)
+    # Hedge mode (Binance's dualSidePosition): a LONG and a SHORT position per symbol. A server
+    # default only (read back on insert), so rows written as an older release wrote them work.
+    dual_side_position: Mapped[bool] = mapped_column(server_default=false())
+    # Realism profile (trading/realism.py): "mark" fills at the mark, "realistic" models depth.
+    # No Python default: a row written without it (older code, raw inserts) gets the server's.
+    realism: Mapped[str] = mapped_column(String(10), server_default="mark")
     created_at: Mapped[int] = created_at_column()
     updated_at: Mapped[int] = updated_at_column()
     deleted_at: Mapped[int | None] = mapped_column(BigInteger, default=None)

@@ -1,4 +1,5 @@
-"""Signal subscriptions to public portfolios (docs/subscriptions.md) and their owners' prices."""
+"""Signal subscriptions to public portfolios and strategies (docs/subscriptions.md), and the
+portfolio owners' prices."""
 
 from decimal import Decimal
 
@@ -26,13 +27,21 @@ class Subscription(Base):
     __tablename__ = "subscriptions"
     __table_args__ = (
         UniqueConstraint("user_id", "portfolio_id"),
+        UniqueConstraint("user_id", "strategy_id", name="uq_subscriptions_user_strategy"),
         Index("ix_subscriptions_portfolio", "portfolio_id", "status"),
+        Index("ix_subscriptions_strategy", "strategy_id", "status"),
         Index("ix_subscriptions_renewal", "tier", "current_period_end"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    portfolio_id: Mapped[int] = mapped_column(ForeignKey("portfolios.id", ondelete="CASCADE"))
+    # One of the two: a portfolio's trades, or a strategy's executed signals.
+    portfolio_id: Mapped[int | None] = mapped_column(
+        ForeignKey("portfolios.id", ondelete="CASCADE")
+    )
+    strategy_id: Mapped[int | None] = mapped_column(
+        ForeignKey("strategies.id", ondelete="CASCADE"), default=None
+    )
     owner_user_id: Mapped[int] = mapped_column(BigInteger)
     tier: Mapped[str] = mapped_column(String(5))  # free | paid | owner
     status: Mapped[str] = mapped_column(String(9))  # active | past_due | cancelled

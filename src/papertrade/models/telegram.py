@@ -80,3 +80,19 @@ class TelegramMessage(Base):
     error: Mapped[str] = mapped_column(String(300), default="")
     created_at: Mapped[int] = created_at_column()
     sent_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
+
+
+class TelegramChannel(Base):
+    """A channel a bound user connected as a signal source: the bot was made an administrator
+    there by that user (a `my_chat_member` update), and its posts trade `portfolio_id`."""
+
+    __tablename__ = "telegram_channels"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    title: Mapped[str] = mapped_column(String(128), default="")
+    portfolio_id: Mapped[int | None] = mapped_column(
+        ForeignKey("portfolios.id", ondelete="SET NULL"), default=None
+    )
+    size_percent: Mapped[Decimal] = mapped_column(DecimalType, default=Decimal(5))
+    connected_at: Mapped[int] = created_at_column()

@@ -35,3 +35,6 @@ class UserSession(Base):
     created_at: Mapped[int] = created_at_column()
     expires_at: Mapped[int] = mapped_column(BigInteger)
     revoked_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    # The browser family, system and network it signed in from, as a keyed hash (users/devices.py):
+    # enough to tell a device seen before, nothing to learn the address or the browser from.
+    device_hash: Mapped[str | None] = mapped_column(String(64), default=None)

@@ -2,13 +2,14 @@
 wallet, feedback and strategies. Their durable events name the users to tell (a settlement
 tells both sides), so each kind says who hears of which event (kinds.Recipients)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
 from papertrade.kit.decimals import money_text, plain
 from papertrade.notifications.kinds import Channels, Kind, Message, users
 from papertrade.outbox.store import StoredEvent
+from papertrade.tg.text import close_notice, cornix_block
 
 
 def _money(value: Any) -> str:
@@ -44,15 +45,78 @@ def _copy_settled(event: StoredEvent) -> Message:
 def _subscription_signal(event: StoredEvent) -> Message:
     data = event.data
     side = str(data.get("side", ""))
-    what = "closed" if side == "close" else f"opened {side}"
-    body = (
-        f"{data.get('portfolio_name') or 'A portfolio you follow'} {what} "
-        f"{plain(Decimal(str(data['quantity'])))} {data['symbol']} at "
-        f"{plain(Decimal(str(data['price'])))}."
-    )
-    keep = {k: data.get(k) for k in ("subscription_id", "signal_id", "symbol", "side")}
+    kind = str(data.get("event") or ("close" if side == "close" else "open"))
+    who = data.get("portfolio_name") or "A portfolio you follow"
+    if kind in PROTECTION:
+        trigger = data.get("trigger_price")
+        at = f" at {plain(Decimal(str(trigger)))}" if trigger is not None else ""
+        what = PROTECTION[kind].format(change=data.get("change", "changed"))
+        body = f"{who}: {what} on {data['symbol']} ({data.get('conditional_type')}{at})."
+        title = f"Signal: {data['symbol']} {kind.replace('_', ' ')}"
+    else:
+        what = "closed" if side == "close" else f"opened {side}"
+        body = (
+            f"{who} {what} {plain(Decimal(str(data['quantity'])))} {data['symbol']} at "
+            f"{plain(Decimal(str(data['price'])))}{_trade_outcome(data)}."
+        )
+        title = f"Signal: {data['symbol']} {side}"
+    keep = {k: data.get(k) for k in ("subscription_id", "signal_id", "symbol", "side", "event")}
     channels = frozenset(str(c) for c in data.get("channels") or ())
-    return Message(f"Signal: {data['symbol']} {side}", body, keep, channels=channels)
+    return Message(title, body, keep, _subscription_telegram(data, kind), channels)
+
+
+def _signed(number: str) -> str:
+    return number if number.startswith("-") else f"+{number}"
+
+
+def _decimals(values: Iterable[Any]) -> list[Decimal]:
+    return [Decimal(str(v)) for v in values if v is not None]
+
+
+def _trade_outcome(data: Mapping[str, Any]) -> str:
+    """The prose after an open (its take-profits and stop-loss) or a close (its PnL)."""
+    if data.get("realized_pnl") is not None:
+        pnl, pct = Decimal(str(data["realized_pnl"])), Decimal(str(data.get("pnl_pct") or 0))
+        return f", PnL {_signed(money_text(pnl))} USDT ({_signed(plain(pct))} %)"
+    parts = []
+    if tps := _decimals(data.get("tp") or ()):
+        parts.append(f"take-profit {', '.join(plain(p) for p in tps)}")
+    if data.get("sl") is not None:
+        parts.append(f"stop-loss {plain(Decimal(str(data['sl'])))}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _subscription_telegram(data: Mapping[str, Any], kind: str) -> str | None:
+    """An open as a Cornix block, a close as the close notice (domain rules B2.7); None (the
+    plain title and body) for take-profit / stop-loss signals."""
+    if kind not in ("open", "close") or data.get("price") is None:
+        return None
+    footer = f"{data.get('portfolio_name') or 'A portfolio you follow'} (subscription)"
+    symbol, price = str(data["symbol"]), Decimal(str(data["price"]))
+    if kind == "open":
+        leverage = data.get("leverage")
+        return cornix_block(
+            symbol,
+            "buy" if data.get("side") == "long" else "sell",
+            leverage=int(leverage) if leverage is not None else None,
+            margin_type=str(data.get("margin_type") or "cross"),
+            entries=[price],
+            take_profits=_decimals(data.get("tp") or ()),
+            stops=_decimals([data.get("sl")]),
+            footer=footer,
+        )
+    if data.get("realized_pnl") is not None:
+        pnl, pct = Decimal(str(data["realized_pnl"])), Decimal(str(data.get("pnl_pct") or 0))
+        return close_notice(symbol, price, pnl, pct, footer)
+    return None
+
+
+# How a take-profit / stop-loss signal reads (subscriptions/consumers.py makes them).
+PROTECTION = {
+    "modify": "take-profit / stop-loss {change}",
+    "tp_hit": "take-profit hit",
+    "sl_hit": "stop-loss hit",
+}
 
 
 def _subscription_changed(event: StoredEvent) -> Message:
@@ -65,12 +129,17 @@ def _subscription_changed(event: StoredEvent) -> Message:
 def _comment(event: StoredEvent) -> Message:
     data = event.data
     title = "New comment" if data.get("parent_author_user_id") is None else "New reply"
-    body = f"Comment #{data['comment_id']} on portfolio #{data['portfolio_id']}."
+    # Events stored before strategies had comments name no strategy_id.
+    if data.get("strategy_id") is not None:
+        body = f"Comment #{data['comment_id']} on strategy #{data['strategy_id']}."
+    else:
+        body = f"Comment #{data['comment_id']} on portfolio #{data['portfolio_id']}."
     return Message(title, body, {"comment_id": data["comment_id"]})
 
 
 def _comment_readers(event: StoredEvent) -> Iterable[int]:
-    """The portfolio's owner and the author replied to; never the comment's own author."""
+    """The owner of the portfolio or strategy and the author replied to; never the comment's
+    own author."""
     author = event.data.get("author_user_id")
     named = users("owner_user_id", "parent_author_user_id")(event)
     return [user for user in named if user != author]
@@ -96,6 +165,19 @@ def _strategy_paused(event: StoredEvent) -> Message:
     body = f"Deployment #{data.get('deployment_id')} was paused: {data.get('reason')}"
     keep = {k: data.get(k) for k in ("strategy_id", "deployment_id")}
     return Message("Strategy paused", body, keep)
+
+
+def _live_drift(event: StoredEvent) -> Message:
+    data = event.data
+    drift = data.get("drift") or {}
+    parts = [
+        f"{p['symbol']} {p['actual']} held, {p['intended']} intended"
+        for p in drift.get("positions", [])
+    ]
+    if drift.get("open_orders"):
+        parts.append(f"{len(drift['open_orders'])} open order(s) the mirror did not place")
+    body = f"Live account {data.get('label')!r} differs from what was mirrored: " + "; ".join(parts)
+    return Message("Live account drift", body + ".", {"live_account_id": data["live_account_id"]})
 
 
 COPY = Kind(
@@ -146,4 +228,13 @@ STRATEGY = Kind(
     {"signal.strategy_paused": _strategy_paused},
 )
 
-AREA_KINDS = (COPY, SUBSCRIPTION, COMMENT, WALLET, FEEDBACK, STRATEGY)
+LIVE = Kind(
+    "live",
+    "A live account's positions or open orders at the exchange differ from what was mirrored "
+    "(reconciliation).",
+    Channels(inbox=True, telegram=True, email=True),
+    {"live.drift": _live_drift},
+    {"live.drift": users("user_id")},
+)
+
+AREA_KINDS = (COPY, SUBSCRIPTION, COMMENT, WALLET, FEEDBACK, STRATEGY, LIVE)

@@ -11,8 +11,9 @@ from typing import Any
 from papertrade.kit.decimals import money_text, plain
 from papertrade.notifications.area_kinds import AREA_KINDS
 from papertrade.notifications.kinds import Channels, Kind, Message
+from papertrade.notifications.security_kinds import SECURITY
 from papertrade.outbox.store import StoredEvent
-from papertrade.tg.text import cornix_block
+from papertrade.tg.text import close_notice, cornix_block, escape
 
 
 def _num(value: Any) -> str:
@@ -72,8 +73,25 @@ def _signal(event: StoredEvent) -> Message:
         orders = signal.get("order_ids") or []
         body = body or f"Placed {len(orders)} order(s): {', '.join(f'#{o}' for o in orders)}."
     data = {"signal_id": signal.get("id"), "source": source}
-    block = _cornix(signal.get("parsed"), f"Signal {signal.get('id')} ({source}): {body}")
+    footer = f"Signal {signal.get('id')} ({source}): {body}"
+    block = _cornix(signal.get("parsed"), footer) or _closed(signal.get("closed"), footer)
     return Message(title, body, data, block if outcome == "executed" else None)
+
+
+def _closed(closed: Any, footer: str) -> str | None:
+    """The positions an executed signal closed, as B2.7's close notices; None if it closed none."""
+    if not isinstance(closed, list) or not closed:
+        return None
+    notices = [
+        close_notice(
+            str(c["symbol"]),
+            Decimal(str(c["price"])),
+            Decimal(str(c["realized_pnl"])),
+            Decimal(str(c["pnl_pct"])),
+        )
+        for c in closed
+    ]
+    return "\n".join(notices) + f"\n\n{escape(footer)}"
 
 
 def _cornix(parsed: Any, footer: str) -> str | None:
@@ -140,7 +158,16 @@ MARKET_ALERT = Kind(
     Channels(inbox=True, telegram=True, email=False),
 )
 
-KINDS: tuple[Kind, ...] = (FILL, LIQUIDATION, FUNDING, SIGNAL, SYSTEM, MARKET_ALERT, *AREA_KINDS)
+KINDS: tuple[Kind, ...] = (
+    FILL,
+    LIQUIDATION,
+    FUNDING,
+    SIGNAL,
+    SYSTEM,
+    MARKET_ALERT,
+    *AREA_KINDS,
+    SECURITY,
+)
 BY_NAME: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 # outbox event type → the kind (and its renderer) that turns it into a notification
 BY_EVENT: dict[str, Kind] = {event_type: kind for kind in KINDS for event_type in kind.renderers}

@@ -50,6 +50,8 @@ class Kind:
     defaults: Channels
     renderers: Mapping[str, Render] = field(default_factory=dict)  # outbox event type → text
     recipients: Mapping[str, Recipients] = field(default_factory=dict)  # outbox event type → who
+    # Channels the user cannot turn off (security notices must reach the inbox).
+    always: frozenset[str] = frozenset()
 
 
 def users(*fields: str) -> Recipients:

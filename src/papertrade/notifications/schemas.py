@@ -10,7 +10,7 @@ from papertrade.kit.schemas import Schema, StrictInput
 class NotificationRead(Schema):
     id: int
     kind: str = Field(
-        description="fill, liquidation, funding, signal, system (docs/notifications.md)"
+        description="fill, liquidation, funding, signal, security… (docs/notifications.md)"
     )
     title: str
     body: str
@@ -59,6 +59,7 @@ class Preference(Schema):
     telegram: bool
     email: bool
     defaults: dict[str, bool]
+    always: list[str] = Field(description="Channels that cannot be turned off for this kind.")
 
 
 class Preferences(Schema):

@@ -88,6 +88,7 @@ async def preferences(session: AsyncSession, user_id: int) -> list[dict[str, Any
             "description": kind.description,
             **chosen.get((user_id, kind.name), kind.defaults).as_dict(),
             "defaults": kind.defaults.as_dict(),
+            "always": sorted(kind.always),
         }
         for kind in KINDS
     ]
@@ -98,8 +99,14 @@ async def set_preferences(
 ) -> list[dict[str, Any]]:
     """Change some channels of some kinds; what is not named keeps its value."""
     session = uow.session
-    for name in changes:
-        kind_named(name)
+    for name, channels in changes.items():
+        kind = BY_NAME[kind_named(name)]
+        for channel in sorted(kind.always):
+            if channels.get(channel) is False:
+                raise ValidationFailed(
+                    f"{name} notifications always go to the {channel}; it cannot be turned off.",
+                    code="channel_required",
+                )
     chosen = await channels_of(session, [user_id], changes)
     for name, channels in changes.items():
         current = chosen.get((user_id, name), BY_NAME[name].defaults).as_dict()

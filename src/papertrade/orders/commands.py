@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from decimal import Decimal
 
-from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
+from papertrade.trading.enums import Action, OrderType, PositionSide, Side, TimeInForce
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,3 +25,9 @@ class PlaceOrder:
     source: str = "v1"
     # Binance's reduceOnly rejects an order on the wrong side instead of flipping it.
     strict_reduce_side: bool = False
+    # BOTH (one-way mode), LONG or SHORT (hedge mode). None: BOTH in one-way mode; in hedge mode
+    # the side the order's direction implies (a buy opens or a sell closes the LONG position).
+    position_side: PositionSide | None = None
+    # The caller sent a reduce-only flag (Binance's reduceOnly): refused in hedge mode, where an
+    # order closes by naming its position side.
+    reduce_only_sent: bool = False

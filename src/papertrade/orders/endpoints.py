@@ -1,5 +1,6 @@
 """/v1/order: place, cancel, query one, list."""
 
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
@@ -11,12 +12,20 @@ from papertrade.kit.ids import Id
 from papertrade.kit.responses import NativeJSONResponse
 from papertrade.orders import service
 from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.preview import preview
 from papertrade.orders.pricing import Venue
-from papertrade.orders.schemas import OrderCreate, OrderPage, OrderPlaced, OrderRead
+from papertrade.orders.schemas import (
+    OrderCreate,
+    OrderPage,
+    OrderPlaced,
+    OrderPreviewInput,
+    OrderPreviewRead,
+    OrderRead,
+)
 from papertrade.orders.writer import OrderWriter, order_writer
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.conditional import WorkingType
-from papertrade.trading.enums import Action, OrderType, Side, TimeInForce
+from papertrade.trading.enums import Action, OrderType, PositionSide, Side, TimeInForce
 
 router = APIRouter(tags=["orders"])
 
@@ -43,6 +52,7 @@ async def place_order(
         time_in_force=TimeInForce(body.time_in_force),
         client_order_id=body.client_order_id,
         source=source,
+        position_side=PositionSide(body.position_side) if body.position_side else None,
     )
     exits = []
     if body.side and (body.take_profit or body.stop_loss):
@@ -61,12 +71,55 @@ async def place_order(
         venue = Venue.of(ctx)
         order.attached = await ctx.run_unit(
             lambda uow: [
-                conditional_read(conditional_service.place(uow, venue, principal, cmd))
+                conditional_read(
+                    conditional_service.place(
+                        uow, venue, principal, replace(cmd, origin_order_id=order.id)
+                    )
+                )
                 for cmd in exits
             ]
         )
     # Rendered here: FastAPI would validate the model a second time against response_model.
     return NativeJSONResponse(order.model_dump(mode="json"), status_code=201)
+
+
+@router.post("/order/preview", response_model=OrderPreviewRead)
+async def preview_order(body: OrderPreviewInput, principal: Caller, ctx: Ctx) -> OrderPreviewRead:
+    """What an order would do, without placing it: the quantity after step rounding, notional,
+    margin, fee, the position's estimated liquidation price, the minimum order and, in plain
+    words, why it would be refused. Computed by the same rules that fill orders."""
+    command = PlaceOrder(
+        portfolio_id=body.portfolio_id,
+        symbol=body.symbol.upper(),
+        side=Side(body.side) if body.side else None,
+        type=OrderType(body.type),
+        action=Action(body.action),
+        quantity=body.quantity,
+        size_usd=body.size_usd,
+        price=body.price,
+        source="preview",
+    )
+    async with ctx.db.reader() as session:
+        portfolio = await portfolio_service.get_owned(session, principal, body.portfolio_id)
+        seen = await preview(session, Venue.of(ctx), portfolio, command)
+    return OrderPreviewRead(
+        symbol=seen.symbol,
+        side=seen.side.value if seen.side else None,
+        quantity=seen.quantity,
+        price=seen.price,
+        notional=seen.notional,
+        leverage=seen.leverage,
+        initial_margin=seen.initial_margin,
+        fee_rate=seen.fee_rate,
+        fee=seen.fee,
+        liquidity=seen.liquidity.value,
+        available=seen.available,
+        liquidation_price=seen.liquidation_price,
+        min_quantity=seen.min_quantity,
+        min_notional=seen.min_notional,
+        minimum=seen.minimum_text,
+        problems=seen.problems,
+    )
 
 
 @router.get("/order/{order_id}", response_model=OrderRead)

@@ -15,8 +15,28 @@ from papertrade.orders.record import AnyOrder
 from papertrade.orders.views import position_event_data
 from papertrade.positions.events import PositionChanged, PositionClosed, PositionLiquidated
 from papertrade.trading import position as position_math
+from papertrade.trading import realism
 from papertrade.trading.enums import LedgerKind, Liquidity, OrderStatus, Side
+from papertrade.trading.realism import PriceSource
 from papertrade.uow import AnyWork
+
+
+def _isolated_moves(
+    position: Position, qty_before: Decimal, change: position_math.PositionChange, price: Decimal
+) -> tuple[Decimal, Decimal]:
+    """(margin released, margin moved in) by a fill of an isolated position: the closed part's
+    share of its margin comes back to the balance, the opened part's initial margin at the fill
+    price goes in (at 6 decimals, as the ledger books it)."""
+    released = ZERO
+    if change.closed_qty > ZERO:
+        if change.closed_qty >= abs(qty_before):
+            released = position.isolated_margin
+        else:
+            released = usdt6(position.isolated_margin * change.closed_qty / abs(qty_before))
+    moved_in = ZERO
+    if change.opened_qty > ZERO:
+        moved_in = usdt6(change.opened_qty * price / position.leverage)
+    return released, moved_in
 
 
 def apply_fill(
@@ -29,17 +49,36 @@ def apply_fill(
     quantity: Decimal,
     liquidity: Liquidity,
     is_liquidation: bool = False,
+    mark: Decimal | None = None,
+    latency_ms: int | None = None,
 ) -> None:
-    """Execute `quantity` of `order` at `price`; every balance change becomes a ledger row."""
+    """Execute `quantity` of `order` at `price`; every balance change becomes a ledger row.
+
+    The fill row carries its explanation: where the price came from (a taker's price is the
+    mark, with its slippage; a maker's is the limit), the mark then (`mark`, default `price`
+    for a taker), the slippage over it (bps and USDT, what the trader paid), the commission rate
+    and the profile's declared latency (trading/realism.py)."""
     side = Side(order.side)
-    change = position_math.apply_fill(
-        position.quantity, position.entry_price, side.sign * quantity, price
-    )
+    qty_before = position.quantity
+    change = position_math.apply_fill(qty_before, position.entry_price, side.sign * quantity, price)
     notional = quantity * price
     rate = portfolio.maker_fee_rate if liquidity is Liquidity.MAKER else portfolio.taker_fee_rate
     # At the 6 decimals the ledger books them, so the fill and the order carry the same amounts.
     commission = usdt6(notional * rate)
+    # A maker fills at its own limit: no slippage is applied, whatever the mark was then.
+    source = PriceSource.LIMIT if liquidity is Liquidity.MAKER else PriceSource.MARK
+    slippage_bps, slippage = ZERO, ZERO
+    if source is PriceSource.MARK:
+        mark = price if mark is None else mark
+        slippage_bps = realism.applied_bps(side, mark, price)
+        slippage = money(side.sign * (price - mark) * quantity)
     realized = usdt6(change.realized_pnl)
+    released = moved_in = ZERO
+    if position.margin_type == "isolated":
+        released, moved_in = _isolated_moves(position, qty_before, change, price)
+        # An isolated position never loses more than its own margin: a loss past it (a gap
+        # through the liquidation price) is not the balance's to pay.
+        realized = max(realized, -released)
 
     position.quantity = change.qty_after
     position.entry_price = change.entry_after
@@ -63,6 +102,7 @@ def apply_fill(
             "portfolio_id": portfolio.id,
             "symbol": order.symbol,
             "side": order.side,
+            "position_side": order.position_side,
             "price": price,
             "quantity": quantity,
             "quote_quantity": money(notional),
@@ -70,15 +110,43 @@ def apply_fill(
             "realized_pnl": realized,
             "liquidity": liquidity.value,
             "is_liquidation": is_liquidation,
+            "price_source": source.value,
+            "mark_price": mark,
+            "slippage_bps": slippage_bps,
+            "slippage": slippage,
+            "fee_rate": rate,
+            "latency_ms": latency_ms,
             "created_at": now,
         }
     )
     symbol, order_id = order.symbol, order.id
+    if released != ZERO:
+        note = "margin back from the isolated position"
+        position.isolated_margin -= post(
+            uow,
+            portfolio,
+            LedgerKind.ISOLATED_MARGIN,
+            released,
+            symbol=symbol,
+            order_id=order_id,
+            note=note,
+        )
     if realized != ZERO:
         kind = LedgerKind.LIQUIDATION if is_liquidation else LedgerKind.REALIZED_PNL
         post(uow, portfolio, kind, realized, symbol=symbol, order_id=order_id)
     if commission != ZERO:
         post(uow, portfolio, LedgerKind.COMMISSION, -commission, symbol=symbol, order_id=order_id)
+    if moved_in != ZERO:
+        note = "margin into the isolated position"
+        position.isolated_margin -= post(
+            uow,
+            portfolio,
+            LedgerKind.ISOLATED_MARGIN,
+            -moved_in,
+            symbol=symbol,
+            order_id=order_id,
+            note=note,
+        )
 
     transition(uow, order, OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED)
     shown = position_event_data(position, price)

@@ -68,6 +68,7 @@ def new_order(
     client_order_id: str | None = None,
     source: str,
     reserved_margin: Decimal = ZERO,
+    position_side: str = "BOTH",
 ) -> OrderRecord:
     """A new order in status NEW, written with the unit of work's other orders at its commit."""
     now = uow.now()
@@ -78,6 +79,7 @@ def new_order(
         side=side.value,
         type=type.value,
         action=action.value,
+        position_side=position_side,
         time_in_force=time_in_force.value,
         status=OrderStatus.NEW.value,
         is_open=False,

@@ -47,11 +47,16 @@ class Venue:
     market: MarketFeed | None
     stale_after_ms: int
     default_leverage: int
+    # Whether portfolios over their owner's tier are read-only (docs/tiers.md).
+    tiers_enforced: bool = False
 
     @classmethod
     def of(cls, ctx: AppContext) -> "Venue":
         """The venue of the running process (its market attaches at start)."""
-        return cls(ctx.market, ctx.settings.stale_after_ms, ctx.settings.default_leverage)
+        settings = ctx.settings
+        return cls(
+            ctx.market, settings.stale_after_ms, settings.default_leverage, settings.tiers_enforced
+        )
 
     def instrument(self, symbol: str) -> Instrument:
         return instrument_of(self.market, symbol)

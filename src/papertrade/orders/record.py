@@ -23,6 +23,7 @@ class OrderRecord:
     side: str
     type: str
     action: str
+    position_side: str
     time_in_force: str
     status: str
     is_open: bool

@@ -22,6 +22,11 @@ class OrderCreate(StrictInput):
     price: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 10, examples=[65000])
     action: Literal["open", "close"] = "open"
     time_in_force: Literal["GTC", "IOC", "FOK", "GTX"] = "GTC"
+    position_side: Literal["BOTH", "LONG", "SHORT"] | None = Field(
+        default=None,
+        description="Hedge mode: the LONG or SHORT position the order trades (a sell on LONG "
+        "closes it). Omitted: BOTH in one-way mode, in hedge mode what the side and action imply.",
+    )
     client_order_id: str | None = Field(
         default=None, min_length=1, max_length=36, pattern=r"^[\.A-Z\:/a-z0-9_-]{1,36}$"
     )
@@ -62,6 +67,7 @@ class OrderRead(Schema):
     side: str
     type: str
     action: str
+    position_side: str = "BOTH"
     time_in_force: str
     status: str
     size_usd: Money
@@ -91,3 +97,37 @@ class OrderPlaced(OrderRead):
 class OrderPage(Schema):
     orders: list[OrderRead]
     next_before_id: int | None = Field(description="Pass as before_id for the next (older) page.")
+
+
+class OrderPreviewInput(StrictInput):
+    """What the ticket holds so far; nothing is checked beyond what a preview needs."""
+
+    portfolio_id: Id
+    symbol: str = Field(min_length=1, max_length=30, examples=["BTCUSDT"])
+    side: Literal["buy", "sell"] | None = None
+    type: Literal["market", "limit"] = "market"
+    size_usd: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 10, decimal_places=8)
+    quantity: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 12, decimal_places=8)
+    price: Decimal | None = Field(default=None, gt=0, le=Decimal(10) ** 10, decimal_places=8)
+    action: Literal["open", "close"] = "open"
+
+
+class OrderPreviewRead(Schema):
+    symbol: str
+    side: str | None
+    quantity: Number = Field(description="What would be sent, after rounding to the step.")
+    price: Number = Field(description="The mark for a market order, the limit price otherwise.")
+    notional: Money
+    leverage: int
+    initial_margin: Money
+    fee_rate: Number
+    fee: Money
+    liquidity: str
+    available: Money
+    liquidation_price: Number | None = Field(
+        description="The position's estimated (cross) liquidation price after the fill."
+    )
+    min_quantity: Number
+    min_notional: Money
+    minimum: str = Field(description='e.g. "min 0.002 BTC ≈ 186.00 USDT at 93000.0"')
+    problems: list[str] = Field(description="Why the order would be refused, in plain words.")

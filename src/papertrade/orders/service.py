@@ -1,6 +1,7 @@
 """Place, cancel and query orders; every surface calls these."""
 
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 
 from sqlalchemy import select
@@ -20,13 +21,22 @@ from papertrade.orders.pricing import Venue
 from papertrade.orders.record import OrderRecord
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service as position_service
-from papertrade.trading import margin
+from papertrade.tiers import limits as tier_limits
+from papertrade.tiers.limits import TierLimit
+from papertrade.trading import margin, realism
 from papertrade.trading import orders as rules
 from papertrade.trading import position as position_math
-from papertrade.trading.enums import Action, Liquidity, OrderStatus, OrderType, Side
-from papertrade.trading.errors import InvalidQuantity, ReduceOnlyRejected, TradingRuleError
+from papertrade.trading.enums import Action, Liquidity, OrderStatus, OrderType, PositionSide, Side
+from papertrade.trading.errors import (
+    InvalidQuantity,
+    PositionSideMismatch,
+    ReduceOnlyInHedgeMode,
+    ReduceOnlyRejected,
+    TradingRuleError,
+)
 from papertrade.trading.orders import Placement
-from papertrade.trading.values import Instrument
+from papertrade.trading.realism import Realism
+from papertrade.trading.values import Instrument, Quote
 from papertrade.uow import AsyncWork, SyncWork
 
 
@@ -59,6 +69,42 @@ def _side_and_quantity(
     return side, quantity
 
 
+def _hedge_command(cmd: PlaceOrder) -> PlaceOrder:
+    """A hedge-mode order as the one-way path knows it: against its LONG or SHORT position, an
+    order on the position's closing side closes (capped at the position, never flipping it)."""
+    position_side = cmd.position_side
+    if cmd.reduce_only_sent:
+        raise ReduceOnlyInHedgeMode(
+            "reduceOnly is not used in hedge mode: close with the position's side "
+            "(SELL for LONG, BUY for SHORT)."
+        )
+    if position_side is PositionSide.BOTH:
+        raise PositionSideMismatch(
+            "The portfolio is in hedge mode: an order names the LONG or SHORT position."
+        )
+    if position_side is None:  # a surface that did not say: what the direction implies
+        if cmd.side is None:
+            raise PositionSideMismatch(
+                "The portfolio is in hedge mode: name the position to close, LONG or SHORT."
+            )
+        closing = cmd.action is Action.CLOSE
+        buys_long = (cmd.side is Side.BUY) != closing
+        position_side = PositionSide.LONG if buys_long else PositionSide.SHORT
+    closing_side = position_side.closing_side
+    if cmd.action is Action.CLOSE and cmd.side not in (None, closing_side):
+        raise ReduceOnlyRejected(
+            f"A {cmd.side} order cannot close the {position_side} position; {closing_side} does."
+        )
+    closes = cmd.action is Action.CLOSE or cmd.side is closing_side
+    return replace(
+        cmd,
+        position_side=position_side,
+        side=closing_side if closes else cmd.side,
+        action=Action.CLOSE if closes else Action.OPEN,
+        strict_reduce_side=True,
+    )
+
+
 def place_all(
     uow: SyncWork, venue: Venue, requests: Sequence[tuple[Principal, PlaceOrder]]
 ) -> list[OrderRecord | PapertradeError | TradingRuleError]:
@@ -76,10 +122,20 @@ def place_all(
         [(cmd.portfolio_id, cmd.client_order_id) for cmd in commands if cmd.client_order_id],
     )
     ids.reserve(uow, len(commands))
+    read_only = (
+        tier_limits.read_only_portfolios(
+            uow.session, {cmd.portfolio_id for cmd in commands}, uow.now()
+        )
+        if venue.tiers_enforced
+        else {}
+    )
     outcomes: list[OrderRecord | PapertradeError | TradingRuleError] = []
+    # One fresh quote per symbol for the whole group: its orders are judged at the same price,
+    # and a large group (a tick triggering thousands of stops) cannot outlive its own quote.
+    quotes: dict[str, Quote] = {}
     for principal, cmd in requests:
         try:
-            outcomes.append(_place(uow, venue, principal, cmd))
+            outcomes.append(_place(uow, venue, principal, cmd, quotes, read_only))
         except (PapertradeError, TradingRuleError) as refused:
             outcomes.append(refused)
     return outcomes
@@ -102,7 +158,14 @@ async def place_one(
     return await uow.session.run_sync(run)
 
 
-def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -> OrderRecord:
+def _place(
+    uow: SyncWork,
+    venue: Venue,
+    principal: Principal,
+    cmd: PlaceOrder,
+    quotes: dict[str, Quote],
+    read_only: dict[int, TierLimit] | None = None,
+) -> OrderRecord:
     """Validate, check margin, record, and fill at once when the order is marketable.
 
     Every check comes before the first change, so an order refused with an error leaves the unit
@@ -117,13 +180,33 @@ def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -
         state.portfolio if state else None, principal, cmd.portfolio_id
     )
     assert state is not None
-    mark = venue.quote(cmd.symbol).mark_price
+    refused = (read_only or {}).get(portfolio.id)
+    if refused is not None and cmd.action is not Action.CLOSE:  # closing stays possible
+        raise refused
+    quote = quotes.get(cmd.symbol)
+    if quote is None:
+        quote = quotes[cmd.symbol] = venue.quote(cmd.symbol)
+    mark = quote.mark_price
     if cmd.client_order_id in state.taken_client_ids:
         raise DuplicateClientOrderId(
             f"client_order_id {cmd.client_order_id!r} is already used in this portfolio."
         )
-    position = state.positions.get(instrument.symbol) or position_service.flat_position(
-        portfolio.id, instrument, venue.default_leverage
+    key = instrument.symbol
+    if portfolio.dual_side_position:
+        cmd = _hedge_command(cmd)
+        assert cmd.position_side is not None
+        key = position_service.position_key(key, cmd.position_side)
+    elif cmd.position_side not in (None, PositionSide.BOTH):
+        raise PositionSideMismatch(
+            "The portfolio is in one-way mode: the position side is BOTH "
+            "(switch to hedge mode for LONG and SHORT positions)."
+        )
+    position = state.positions.get(key) or position_service.flat_position(
+        portfolio.id,
+        instrument,
+        venue.default_leverage,
+        cmd.position_side or PositionSide.BOTH,
+        like=position_service.sibling(state.positions, instrument.symbol),
     )
     reference = cmd.price if cmd.type is OrderType.LIMIT and cmd.price else mark
     side, quantity = _side_and_quantity(cmd, instrument, position, reference)
@@ -136,10 +219,21 @@ def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -
             side, cmd.time_in_force, cmd.price, mark, instrument.tick_size
         )
 
+    # A taker's price under the portfolio's realism profile (the mark itself by default).
+    profile = Realism(portfolio.realism)
+    taker = realism.taker_price(
+        profile,
+        side,
+        mark,
+        quantity,
+        instrument.tick_size,
+        realism.depth_usdt(instrument.symbol),
+        limit=cmd.price if cmd.type is OrderType.LIMIT else None,
+    )
     reserved = ZERO
     if not reduce_only:
         opening = position_math.opening_quantity(position.quantity, side.sign * quantity)
-        fill_price = mark if placement is Placement.FILL else reference
+        fill_price = taker.price if placement is Placement.FILL else reference
         new_notional = abs(position.quantity + side.sign * quantity) * fill_price
         margin.check_leverage(instrument, position.leverage, new_notional)
         required = margin.initial_margin(opening * fill_price, position.leverage)
@@ -167,6 +261,7 @@ def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -
         client_order_id=cmd.client_order_id,
         source=cmd.source,
         reserved_margin=reserved,
+        position_side=position.position_side,
     )
     state.taken_client_ids.add(order.client_order_id)
     state.checked_client_ids.add(order.client_order_id)
@@ -175,17 +270,19 @@ def _place(uow: SyncWork, venue: Venue, principal: Principal, cmd: PlaceOrder) -
     if resting:
         state.open_margin += reserved
     elif placement is Placement.FILL:
-        if position.symbol not in state.positions:
+        if key not in state.positions:
             uow.session.add(position)
-            state.positions[position.symbol] = position
+            state.positions[key] = position
         apply_fill(
             uow,
             portfolio,
             position,
             order,
-            price=mark,
+            price=taker.price,
             quantity=quantity,
             liquidity=Liquidity.TAKER,
+            mark=mark,
+            latency_ms=realism.LATENCY_MS[profile],
         )
     else:
         transition(

@@ -16,6 +16,7 @@ def order_event_data(order: AnyOrder) -> dict[str, Any]:
         "side": order.side,
         "type": order.type,
         "action": order.action,
+        "position_side": order.position_side,
         "status": order.status,
         "quantity": order.quantity,
         "size_usd": order.size_usd,
@@ -31,6 +32,7 @@ def order_event_data(order: AnyOrder) -> dict[str, Any]:
 def position_event_data(position: Position, mark: Decimal) -> dict[str, Any]:
     return {
         "symbol": position.symbol,
+        "position_side": position.position_side,
         "side": "long" if position.quantity > 0 else "short" if position.quantity < 0 else "flat",
         "quantity": position.quantity,
         "entry_price": position.entry_price,
@@ -39,4 +41,6 @@ def position_event_data(position: Position, mark: Decimal) -> dict[str, Any]:
             position.quantity, position.entry_price, mark
         ),
         "leverage": position.leverage,
+        "margin_type": position.margin_type,
+        "isolated_margin": position.isolated_margin,
     }

@@ -20,6 +20,7 @@ CONSUMERS: tuple[Consumer, ...] = (
     CHAIN,
     MIRROR,
     subscription_consumers.SIGNALS,
+    subscription_consumers.STRATEGY_SIGNALS,
     copy_funding.FUNDING,
 )
 

@@ -4,8 +4,14 @@ handled in one unit of work together with moving the consumer's cursor: the cons
 and "handled up to here" commit together, so a crash at any point neither loses an event nor
 repeats an effect.
 
-A consumer that fails is retried (with a growing pause) from where it stopped; the others go on.
-Events every consumer has passed are deleted once they are older than RETENTION_MS.
+A round serves every healthy consumer in ONE unit of work: the cursors are read (and locked) with
+one statement, the new events are read and parsed once, each consumer handles the part it has
+not seen, and the cursors move with one executemany. A consumer's cost per round is then its own
+work, not a transaction of its own (BENCHMARKS.md, the order path). If anything in that round
+fails, all of it rolls back and the round is delivered to each consumer alone, as before: the
+failing one is retried (with a growing pause) from where it stopped and served alone until it
+succeeds; the others go on. Events every consumer has passed are deleted once they are older
+than RETENTION_MS.
 """
 
 import asyncio
@@ -13,8 +19,9 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 
 from papertrade.context import AppContext
 from papertrade.faults.outage import log_failure
@@ -33,6 +40,12 @@ GATHER_S = 0.05
 RETENTION_MS = 7 * 86_400_000
 PRUNE_EVERY_S = 600.0
 Handler = Callable[[AsyncWork, Sequence[StoredEvent]], Awaitable[None]]
+_CURSORS = cast(Table, OutboxCursor.__table__)
+_MOVE = (
+    update(_CURSORS)
+    .where(_CURSORS.c.consumer == bindparam("name"))
+    .values(last_id=bindparam("last"))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +111,56 @@ class Dispatcher:
             cursor.last_id = events[-1].id
         return len(events)
 
+    async def _deliver_together(self, consumers: Sequence[Consumer]) -> bool:
+        """One batch of events to every consumer of `consumers` in one unit of work; True when
+        the batch was full (there may be more)."""
+        handled: list[Consumer] = []
+        work: list[AsyncWork] = []
+
+        def own_tables_only() -> bool:  # as in _deliver, for every consumer that had events
+            return all(c.own_tables_only for c in handled) or not work[0].wrote_trading_rows()
+
+        async with self.ctx.transaction(keeps_writer_memory=own_tables_only) as uow:
+            work.append(uow)
+            session = uow.session
+            names = sorted(c.name for c in consumers)  # locked in name order, as _deliver would
+            rows = await session.execute(
+                select(_CURSORS.c.consumer, _CURSORS.c.last_id)
+                .where(_CURSORS.c.consumer.in_(names))
+                .order_by(_CURSORS.c.consumer)
+                .with_for_update()
+            )
+            cursors: dict[str, int] = {row.consumer: row.last_id for row in rows}
+            new = [c for c in consumers if c.name not in cursors]
+            if new:
+                newest = 0
+                if not all(c.from_start for c in new):
+                    newest = await session.scalar(select(func.max(OutboxEvent.id))) or 0
+                for consumer in new:
+                    cursors[consumer.name] = 0 if consumer.from_start else newest
+                await session.execute(
+                    insert(_CURSORS),
+                    [{"consumer": c.name, "last_id": cursors[c.name]} for c in new],
+                )
+            events = await after(session, min(cursors.values()), BATCH)
+            if not events:
+                return False
+            for consumer in consumers:
+                seen = cursors[consumer.name]
+                wanted = [
+                    e
+                    for e in events
+                    if e.id > seen and (consumer.types is None or e.type in consumer.types)
+                ]
+                if wanted:
+                    handled.append(consumer)
+                    await consumer.handle(uow, wanted)
+            last = events[-1].id
+            moved = [{"name": n, "last": last} for n, seen in cursors.items() if seen < last]
+            if moved:  # never empty (the lowest cursor is below `last`), but an empty
+                await session.execute(_MOVE, moved)  # executemany would run once, unbound
+        return len(events) == BATCH
+
     async def prune(self) -> int:
         """Delete events older than the retention that every consumer has handled."""
         async with self.ctx.transaction() as uow:
@@ -115,8 +178,7 @@ class Dispatcher:
         loop = asyncio.get_running_loop()
         while True:
             written.clear()
-            for consumer in self.consumers:
-                await self._deliver_safely(consumer, loop.time())
+            await self._deliver_round(loop.time())
             if loop.time() - last_prune > PRUNE_EVERY_S:
                 last_prune = loop.time()
                 try:
@@ -126,6 +188,23 @@ class Dispatcher:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(written.wait(), self.poll_s)  # or a commit elsewhere
                 await asyncio.sleep(GATHER_S)
+
+    async def _deliver_round(self, now: float) -> None:
+        """Every consumer in good standing together; those that failed lately, each alone."""
+        healthy = [c for c in self.consumers if c.name not in self._failing]
+        if len(healthy) > 1:
+            try:
+                while await self._deliver_together(healthy):
+                    pass
+                healthy = []
+            except Exception as exc:
+                if cancel_requested():
+                    raise
+                # Rolled back whole; each consumer alone shows which one fails (and logs it).
+                log.debug("a delivery round failed; delivering to each consumer alone: %r", exc)
+        for consumer in self.consumers:
+            if consumer.name in self._failing or consumer in healthy:
+                await self._deliver_safely(consumer, now)
 
     async def _deliver_safely(self, consumer: Consumer, now: float) -> None:
         failures, retry_at = self._failing.get(consumer.name, (0, 0.0))

@@ -6,6 +6,8 @@ from fastapi import APIRouter
 
 from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, WebUser, Writer
 from papertrade.kit.ids import Id
+from papertrade.kit.time import now_ms
+from papertrade.orders.pricing import Venue
 from papertrade.portfolios import credentials, service
 from papertrade.portfolios.schemas import (
     CompatKeyCreate,
@@ -17,8 +19,10 @@ from papertrade.portfolios.schemas import (
     WebhookTokenCreated,
     WebhookTokenRead,
 )
+from papertrade.profiles import leaving
 from papertrade.square.endpoints import public_view
 from papertrade.square.schemas import PublicPortfolio
+from papertrade.tiers import limits as tier_limits
 
 router = APIRouter(tags=["portfolios"])
 
@@ -34,6 +38,7 @@ async def create_portfolio(body: PortfolioCreate, principal: Writer, ctx: Ctx) -
             description=body.description,
             initial_balance=body.initial_balance,
             visibility=body.visibility,
+            realism=body.realism,
             maker_fee_rate=Decimal(ctx.settings.maker_fee_rate),
             taker_fee_rate=Decimal(ctx.settings.taker_fee_rate),
             enforce_tier=ctx.settings.tiers_enforced,
@@ -75,9 +80,11 @@ async def get_portfolio(portfolio_id: Id, principal: Caller, ctx: Ctx) -> Portfo
 async def update_portfolio(
     portfolio_id: Id, body: PortfolioUpdate, principal: Writer, ctx: Ctx
 ) -> PortfolioRead:
-    """Rename, describe, or change visibility."""
+    """Rename, describe, change visibility or the realism profile (applies to later fills)."""
     async with ctx.db.unit_of_work() as session:
         portfolio = await service.get_owned(session, principal, portfolio_id, for_update=True)
+        if ctx.settings.tiers_enforced:  # over the tier after a downgrade: read-only
+            await tier_limits.check_portfolio_writable(session, portfolio.id, now_ms())
         for field, value in body.model_dump(exclude_none=True).items():
             setattr(portfolio, field, value)
         await session.flush()
@@ -86,9 +93,11 @@ async def update_portfolio(
 
 @router.delete("/portfolios/{portfolio_id}", response_model=PortfolioRead)
 async def delete_portfolio(portfolio_id: Id, principal: WebUser, ctx: Ctx) -> PortfolioRead:
-    """Delete: hidden from every listing, its keys and webhook tokens revoked; history kept."""
+    """Delete: hidden from every listing, its keys and webhook tokens revoked; history kept. Its
+    copy relations end and the subscriptions to it end now (docs/profile.md)."""
     async with ctx.transaction() as uow:
         portfolio = await service.get_owned(uow.session, principal, portfolio_id, for_update=True)
+        await leaving.portfolio_goes(uow, Venue.of(ctx), portfolio.id, principal.user_id)
         await service.soft_delete(uow, portfolio)
         return PortfolioRead.model_validate(portfolio)
 
@@ -102,6 +111,8 @@ async def create_compat_key(
     """A Binance-compatible key pair for this portfolio; the secret is shown only here."""
     async with ctx.db.unit_of_work() as session:
         await service.get_owned(session, principal, portfolio_id)
+        if ctx.settings.tiers_enforced:
+            await tier_limits.check_portfolio_writable(session, portfolio_id, now_ms())
         row, key, secret = await credentials.create_compat_key(
             session, ctx.cipher, portfolio_id, body.note
         )

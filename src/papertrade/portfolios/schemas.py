@@ -8,6 +8,8 @@ from pydantic import Field
 from papertrade.kit.schemas import DecimalText, Money, Schema, StrictInput
 
 Visibility = Literal["private", "public"]
+# How fills depart from "fill at the mark" (trading/realism.py, docs/trading.md "Realism").
+RealismProfile = Literal["mark", "realistic"]
 
 
 class PortfolioCreate(StrictInput):
@@ -17,12 +19,14 @@ class PortfolioCreate(StrictInput):
         default=Decimal(10000), gt=0, le=Decimal(100_000_000), decimal_places=6, examples=[10000]
     )
     visibility: Visibility = "private"
+    realism: RealismProfile = "mark"
 
 
 class PortfolioUpdate(StrictInput):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
     visibility: Visibility | None = None
+    realism: RealismProfile | None = None
 
 
 class PortfolioRead(Schema):
@@ -35,6 +39,7 @@ class PortfolioRead(Schema):
     balance: Money
     maker_fee_rate: DecimalText
     taker_fee_rate: DecimalText
+    realism: str
     created_at: int
     updated_at: int
 

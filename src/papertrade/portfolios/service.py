@@ -29,6 +29,7 @@ async def create(
     maker_fee_rate: Decimal,
     taker_fee_rate: Decimal,
     enforce_tier: bool = True,
+    realism: str = "mark",
 ) -> Portfolio:
     """A new portfolio funded with its initial balance (recorded as a deposit); refused past
     the user's tier limit (tier_limit, docs/tiers.md)."""
@@ -43,6 +44,8 @@ async def create(
         balance=ZERO,
         maker_fee_rate=maker_fee_rate,
         taker_fee_rate=taker_fee_rate,
+        dual_side_position=False,  # one-way mode, as every portfolio starts
+        realism=realism,
     )
     uow.session.add(portfolio)
     await uow.session.flush()  # its id, for the ledger row

@@ -9,6 +9,7 @@ from papertrade.errors import ValidationFailed
 from papertrade.kit.ids import Id
 from papertrade.kit.responses import NativeJSONResponse
 from papertrade.models import Profile, User
+from papertrade.orders.pricing import Venue
 from papertrade.profiles import avatar, service
 from papertrade.profiles.schemas import (
     AccountDelete,
@@ -101,6 +102,7 @@ async def public_profile(user_id: Id, ctx: Ctx) -> PublicProfile:
     user, found = await _live_user(ctx, user_id)
     async with ctx.db.reader() as session:
         shown = await service.public_portfolios(session, user_id)
+        strategies = await service.public_strategies(session, user_id)
     name = service.public_name(user)
     return PublicProfile(
         user_id=user.id,
@@ -109,6 +111,7 @@ async def public_profile(user_id: Id, ctx: Ctx) -> PublicProfile:
         initials=service.initials(name),
         avatar_url=_avatar_url(user.id),
         portfolios=[PublicPortfolioLink(code=p.code, name=p.name) for p in shown],
+        strategies=[PublicPortfolioLink(code=s.code, name=s.name) for s in strategies],
     )
 
 
@@ -145,7 +148,7 @@ async def delete_account(body: AccountDelete, principal: WebUser, ctx: Ctx) -> R
     required."""
     async with ctx.transaction() as uow:
         user = await get_user(uow.session, principal.user_id)
-        await service.delete_account(uow, user, body.password)
+        await service.delete_account(uow, Venue.of(ctx), user, body.password)
     response = NativeJSONResponse({"ok": True})
     clear_session_cookies(response, ctx.settings)
     return response

@@ -63,6 +63,9 @@ class PublicProfile(Schema):
     initials: str
     avatar_url: str
     portfolios: list[PublicPortfolioLink]
+    strategies: list[PublicPortfolioLink] = Field(
+        default_factory=list, description="The user's public strategies (code, name)."
+    )
 
 
 class PasswordChange(StrictInput):

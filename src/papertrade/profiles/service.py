@@ -9,9 +9,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.auth.events import CredentialsRevoked
 from papertrade.errors import NotFound, Unauthorized
 from papertrade.kit.security import hash_password, verify_password
-from papertrade.models import ApiKey, Portfolio, Profile, User, UserSession
+from papertrade.models import ApiKey, Portfolio, Profile, Strategy, User, UserSession
 from papertrade.orders import service as orders
+from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolios
+from papertrade.profiles import leaving
 from papertrade.uow import AsyncWork
 
 DELETED_DOMAIN = "deleted.invalid"  # RFC 2606: can never be a real address
@@ -70,6 +72,19 @@ async def set_avatar(uow: AsyncWork, user_id: int, png: bytes | None) -> None:
     (await _editable(uow, user_id)).avatar = png
 
 
+async def public_strategies(session: AsyncSession, user_id: int) -> Sequence[Strategy]:
+    rows = await session.scalars(
+        select(Strategy)
+        .where(
+            Strategy.user_id == user_id,
+            Strategy.visibility == "public",
+            Strategy.deleted_at.is_(None),
+        )
+        .order_by(Strategy.id)
+    )
+    return rows.all()
+
+
 async def public_portfolios(session: AsyncSession, user_id: int) -> Sequence[Portfolio]:
     rows = await session.scalars(
         select(Portfolio)
@@ -104,13 +119,16 @@ async def change_password(
     return int(revoked.rowcount or 0)  # type: ignore[attr-defined]
 
 
-async def delete_account(uow: AsyncWork, user: User, password: str) -> None:
-    """Delete the account (docs/profile.md): every portfolio's open orders are cancelled and the
-    portfolio is deleted (public ones leave the square), every session, API key, key pair and
-    webhook token stops working, the profile is erased, and the account is anonymised so the
-    address can sign up again. Ledgers, fills and the wallet's history stay as records."""
+async def delete_account(uow: AsyncWork, venue: Venue, user: User, password: str) -> None:
+    """Delete the account (docs/profile.md): its copy relations (both sides) and subscriptions
+    (both sides) end, its comments are removed and its strategies deleted (profiles/leaving.py);
+    every portfolio's open orders are cancelled and the portfolio is deleted (public ones leave
+    the square), every session, API key, key pair and webhook token stops working, the profile
+    is erased, and the account is anonymised so the address can sign up again. Ledgers, fills
+    and the wallet's history stay as records."""
     if not verify_password(user.password_hash, password):
         raise Unauthorized("The password is incorrect.", code="invalid_credentials")
+    await leaving.leave(uow, venue, user.id)
     owned = await uow.session.scalars(
         select(Portfolio)
         .where(Portfolio.user_id == user.id, Portfolio.deleted_at.is_(None))

@@ -7,12 +7,16 @@ from fastapi import APIRouter, Query
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.accounts import service as account_service
 from papertrade.auth.v1 import Ctx
+from papertrade.kit.decimals import ZERO
+from papertrade.kit.time import now_ms
 from papertrade.market.feed import MarketFeed
 from papertrade.models import Portfolio
 from papertrade.portfolios import service as portfolio_service
+from papertrade.positions import service as position_service
 from papertrade.square import stats
-from papertrade.square.schemas import PublicPortfolio, SquarePage
+from papertrade.square.schemas import PublicPoint, PublicPortfolio, PublicPosition, SquarePage
 
 router = APIRouter(tags=["square"])
 SortKey = Literal["return", "equity", "drawdown", "trades", "win_rate", "created"]
@@ -85,3 +89,46 @@ async def public_portfolio(code: str, ctx: Ctx) -> PublicPortfolio:
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_by_code(session, None, code)
         return await public_view(session, ctx.market, portfolio)
+
+
+@router.get("/portfolios/{code}/public/equity-curve", response_model=list[PublicPoint])
+async def public_equity_curve(
+    code: str, ctx: Ctx, limit: Annotated[int, Query(ge=1, le=1000)] = 500
+) -> list[PublicPoint]:
+    """A public portfolio's equity marks, oldest first, ending with its equity now."""
+    async with ctx.db.reader() as session:
+        portfolio = await portfolio_service.get_by_code(session, None, code)
+        rows = await account_service.snapshots(session, portfolio.id, limit)
+        now = await public_view(session, ctx.market, portfolio)
+    points = [PublicPoint(time=r.time, equity=r.equity) for r in rows]
+    return [*points, PublicPoint(time=now_ms(), equity=now.equity)]
+
+
+def roe_pct(pnl: Decimal, quantity: Decimal, entry: Decimal, leverage: int) -> Decimal:
+    """Return on equity as exchanges show it: the PnL against the margin the entry took."""
+    entry_margin = abs(quantity) * entry / leverage
+    return (pnl / entry_margin * 100).quantize(Decimal("0.01")) if entry_margin else ZERO
+
+
+@router.get("/portfolios/{code}/public/positions", response_model=list[PublicPosition])
+async def public_positions(code: str, ctx: Ctx) -> list[PublicPosition]:
+    """A public portfolio's open positions at the current marks (no balances, no orders)."""
+    async with ctx.db.reader() as session:
+        portfolio = await portfolio_service.get_by_code(session, None, code)
+        held = await position_service.load_positions(session, portfolio.id)
+    _, views = position_service.account(ctx.market, portfolio, list(held.values()), ZERO)
+    return [
+        PublicPosition(
+            symbol=v.instrument.symbol,
+            side="long" if v.position.quantity > ZERO else "short",
+            quantity=abs(v.position.quantity),
+            entry_price=v.position.entry_price,
+            mark_price=v.mark,
+            leverage=v.position.leverage,
+            unrealized_pnl=v.unrealized_pnl,
+            roe_pct=roe_pct(
+                v.unrealized_pnl, v.position.quantity, v.position.entry_price, v.position.leverage
+            ),
+        )
+        for v in sorted(views, key=lambda v: v.instrument.symbol)
+    ]

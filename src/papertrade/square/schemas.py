@@ -23,3 +23,19 @@ class SquarePage(Schema):
     total: int
     offset: int
     limit: int
+
+
+class PublicPoint(Schema):
+    time: int
+    equity: Money
+
+
+class PublicPosition(Schema):
+    symbol: str
+    side: str = Field(description="long or short")
+    quantity: Number = Field(description="Base units, positive.")
+    entry_price: Number
+    mark_price: Number
+    leverage: int
+    unrealized_pnl: Money
+    roe_pct: Number = Field(description="Unrealized PnL against the position's margin, percent.")

@@ -94,7 +94,12 @@ async def compute(
                 equity=equity,
                 net_deposits=funded,
                 return_pct=(equity - funded) / funded * 100 if funded > ZERO else ZERO,
-                max_drawdown_pct=max_drawdown([*curves[portfolio.id], equity]) * 100,
+                # The start is the first peak, so a loss shows as drawdown as soon as it shows
+                # as (negative) return, before the first periodic mark is taken.
+                max_drawdown_pct=max_drawdown(
+                    [portfolio.initial_balance, *curves[portfolio.id], equity]
+                )
+                * 100,
                 trades=int(count or 0),
                 win_rate=Decimal(int(wins or 0)) / Decimal(int(closes)) if closes else None,
             )

@@ -1,6 +1,7 @@
 """Deploying a version into one of the owner's portfolios; pause, resume, stop; signals."""
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,6 +15,7 @@ from papertrade.portfolios import service as portfolio_service
 from papertrade.strategies.errors import NotRunnable
 from papertrade.strategies.live import program_of
 from papertrade.strategies.schemas import DeploymentCreate
+from papertrade.trading import conditional as rules
 from papertrade.uow import AsyncWork
 
 # What each command does to a deployment's status: the statuses it may leave, and where to.
@@ -33,10 +35,14 @@ async def deploy(
     feed: MarketFeed | None,
 ) -> StrategyDeployment:
     program = program_of(strategy.kind, version.source)
-    if program.stop_loss_pct or program.take_profit_pct or program.trailing_stop_pct:
+    trailing = program.trailing_stop_pct
+    if (
+        trailing
+        and not rules.MIN_CALLBACK_RATE <= Decimal(repr(trailing)) <= rules.MAX_CALLBACK_RATE
+    ):
         raise NotRunnable(
-            "stop_loss, take_profit and trailing_stop are applied in backtests only for now; "
-            "remove them (or close with a rule) to run this version live."
+            f"trailing_stop {trailing:g}% cannot run live: a live trailing stop trails by 0.1% "
+            "to 10% (as on Binance). Backtests take any distance."
         )
     await portfolio_service.get_owned(uow.session, principal, body.portfolio_id)
     symbol = (body.symbol or program.symbol or "").upper()

@@ -4,8 +4,10 @@ from decimal import Decimal
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, Writer
+from papertrade.context import AppContext
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.ids import ID_MAX, Id
 from papertrade.kit.time import now_ms
@@ -27,6 +29,7 @@ from papertrade.strategies.schemas import (
     VersionCreate,
     VersionRead,
 )
+from papertrade.tiers import limits as tier_limits
 
 router = APIRouter(tags=["strategies"])
 
@@ -90,6 +93,7 @@ async def update_strategy(
     """Rename, describe, or change visibility (a new source is a new version: POST …/versions)."""
     async with ctx.transaction() as uow:
         strategy = await service.get_owned(uow.session, principal, strategy_id, for_update=True)
+        await _writable(ctx, uow.session, strategy)
         for field, value in body.model_dump(exclude_none=True).items():
             setattr(strategy, field, value)
         await uow.session.flush()
@@ -112,6 +116,7 @@ async def add_version(
     """Save a new source as the next numbered version (older versions never change)."""
     async with ctx.transaction() as uow:
         strategy = await service.get_owned(uow.session, principal, strategy_id, for_update=True)
+        await _writable(ctx, uow.session, strategy)
         return VersionRead.model_validate(await service.add_version(uow, strategy, body.source))
 
 
@@ -136,6 +141,11 @@ async def start_backtest(
     """Queue a self-backtest of a version; poll GET …/backtests/{id} for progress and result."""
     async with ctx.transaction() as uow:
         strategy = await service.get_owned(uow.session, principal, strategy_id)
+        await _writable(ctx, uow.session, strategy)
+        if ctx.settings.tiers_enforced:  # how far back the tier's history reaches (B9)
+            await tier_limits.check_backtest_period(
+                uow.session, principal.user_id, now_ms(), body.start
+            )
         version = await service.version(
             uow.session, strategy, body.version or strategy.latest_version
         )
@@ -192,6 +202,7 @@ async def deploy(
     timeframe, trading through the same order path as everything else."""
     async with ctx.transaction() as uow:
         strategy = await service.get_owned(uow.session, principal, strategy_id)
+        await _writable(ctx, uow.session, strategy)
         version = await service.version(
             uow.session, strategy, body.version or strategy.latest_version
         )
@@ -247,6 +258,8 @@ async def move_deployment(
     """pause (keeps the position, stops evaluating), resume, or stop (for good)."""
     async with ctx.transaction() as uow:
         strategy = await service.get_owned(uow.session, principal, strategy_id)
+        if command == "resume":  # pausing and stopping stay possible on a read-only strategy
+            await _writable(ctx, uow.session, strategy)
         row = await deployments.move(uow, strategy, deployment_id, command)
         return DeploymentRead.model_validate(row)
 
@@ -266,3 +279,9 @@ async def list_signals(
         rows = await deployments.signals(session, strategy, before_id, limit)
         page = [SignalRead.model_validate(r) for r in rows]
     return SignalPage(signals=page, next_before_id=page[-1].id if len(page) == limit else None)
+
+
+async def _writable(ctx: AppContext, session: AsyncSession, strategy: Strategy) -> None:
+    """A strategy over its owner's tier after a downgrade is read-only (docs/tiers.md)."""
+    if ctx.settings.tiers_enforced:
+        await tier_limits.check_strategy_writable(session, strategy, now_ms())

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from papertrade.events import PortfolioEvent
+from papertrade.events import DomainEvent, PortfolioEvent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,3 +31,18 @@ class StrategyPaused(StrategyEvent):
 
     type = "signal.strategy_paused"
     durable = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BacktestProgressed(DomainEvent):
+    """A backtest moved on (running with its progress, done or failed): to the owner's
+    `backtests` WebSocket channel (ws/inbox.py relays it to every process). Not durable: the
+    backtest row and its job are the truth, the socket only saves polling."""
+
+    type = "backtest.progress"
+    user_id: int
+    payload: Mapping[str, Any]
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {"user_id": self.user_id, **self.payload}

@@ -1,6 +1,9 @@
 """The self-backtest job: candles are loaded on the event loop, the simulation runs in the
 process pool (CPU work never runs on the API's loop), the result is stored with the run."""
 
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -16,6 +19,7 @@ from papertrade.strategies.backtest.simulate import Costs, simulate, simulate_or
 from papertrade.strategies.bars import Bars
 from papertrade.strategies.dsl import ast
 from papertrade.strategies.dsl.parse import parse
+from papertrade.strategies.events import BacktestProgressed
 from papertrade.strategies.sandbox import runner as sandbox
 from papertrade.trading.fees import FeeSchedule
 
@@ -40,7 +44,7 @@ def compute(kind: str, source: str, bars: Bars, costs: Costs) -> dict[str, Any]:
         intents = sandbox.run(source, columns)
     except sandbox.SandboxError as exc:
         raise ValueError(f"the strategy failed: {exc}") from None
-    orders = [(i.bar, i.kind, i.size) for i in intents]
+    orders = [(i.bar, i.kind, i.size, i.sl, i.tp, i.limit) for i in intents]
     return report.build(simulate_orders(program, bars, costs, orders), bars, costs)
 
 
@@ -69,10 +73,14 @@ async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
             trade_from=await _trade_from(session, backtest),
         )
         deployment_id = backtest.deployment_id
+        owner = Owner(strategy.user_id, backtest_id, strategy.id)
+    await owner.tell(run, "running", 0.0, "")
     try:
-        result = await _run(run, kind, source, symbol, timeframe, start_ms, end_ms, costs)
+        result = await _run(run, owner, kind, source, symbol, timeframe, start_ms, end_ms, costs)
     except Exception as exc:
-        await _finish(run, backtest_id, error=f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        await _finish(run, backtest_id, error=error)
+        await owner.tell(run, "failed", 0.0, "", error=error)
         raise
     if deployment_id is not None:
         async with ctx.db.reader() as session:
@@ -80,6 +88,7 @@ async def run_backtest(run: JobRun, backtest_id: int) -> dict[str, Any]:
             if deployment is not None:
                 result["drift"] = await drift.compare(session, deployment, result)
     await _finish(run, backtest_id, result=result)
+    await owner.tell(run, "done", 1.0, f"{result['metrics']['num_trades']} trades")
     return {"backtest_id": backtest_id, "num_trades": result["metrics"]["num_trades"]}
 
 
@@ -90,8 +99,42 @@ async def _trade_from(session: AsyncSession, backtest: StrategyBacktest) -> int:
     return await drift.first_bar(session, backtest.deployment_id) or 0
 
 
+@dataclass(frozen=True)
+class Owner:
+    """Whom a backtest's progress is told to, over the WebSocket (`backtests` channel)."""
+
+    user_id: int
+    backtest_id: int
+    strategy_id: int
+
+    async def tell(
+        self, run: JobRun, status: str, done: float, text: str, *, error: str | None = None
+    ) -> None:
+        payload: dict[str, Any] = {
+            "backtest_id": self.backtest_id,
+            "strategy_id": self.strategy_id,
+            "job_id": run.id,
+            "status": status,
+            "progress": round(done, 4),
+            "progress_text": text,
+        }
+        if error is not None:
+            payload["error"] = error[:2000]
+        await run.ctx.events.publish([BacktestProgressed(user_id=self.user_id, payload=payload)])
+
+    def reporter(self, run: JobRun) -> Callable[[float, str], Awaitable[None]]:
+        """The job's progress (the jobs table, for polling) and the same on the socket."""
+
+        async def progress(done: float, text: str = "") -> None:
+            await run.progress(done, text)
+            await self.tell(run, "running", done, text)
+
+        return progress
+
+
 async def _run(
     run: JobRun,
+    owner: Owner,
     kind: str,
     source: str,
     symbol: str,
@@ -101,7 +144,8 @@ async def _run(
     costs: Costs,
 ) -> dict[str, Any]:
     ctx = run.ctx
-    klines = await candles.load(ctx, symbol, timeframe, start_ms, end_ms, run.progress)
+    progress = owner.reporter(run)
+    klines = await candles.load(ctx, symbol, timeframe, start_ms, end_ms, progress)
     if len(klines) < 2:
         raise ValueError(
             f"the market feed has {len(klines)} closed {timeframe} candle(s) of {symbol} in the "
@@ -121,7 +165,7 @@ async def _run(
         funding=tuple((f.funding_time, f.funding_rate) for f in history),
         trade_from=costs.trade_from,
     )
-    await run.progress(0.5, f"simulating {len(klines)} bars")
+    await progress(0.5, f"simulating {len(klines)} bars")
     result: dict[str, Any] = await run.compute(
         compute, kind, source, Bars.from_klines(klines), costs
     )
@@ -146,9 +190,19 @@ BACKTEST = queued("strategies.backtest", run_backtest, attempts=1)
 
 
 async def evaluate_live(run: JobRun) -> dict[str, int]:
-    return await live.evaluate_due(run.ctx)
+    """One pass; and when a bar closes before the next pass is due, wait for that close and
+    pass again, so the deployments on it trade right at the close (bars of every timeframe
+    close on a whole minute), not up to LIVE_EVERY_S later."""
+    counts = await live.evaluate_due(run.ctx)
+    wait_s = (60_000 - now_ms() % 60_000) / 1000
+    if wait_s < LIVE_EVERY_S:
+        await asyncio.sleep(wait_s + BAR_GRACE_S)
+        for key, value in (await live.evaluate_due(run.ctx)).items():
+            counts[key] += value
+    return counts
 
 
-LIVE_EVERY_S = 5  # how soon after a bar closes the deployments on it are evaluated (at most)
+LIVE_EVERY_S = 5  # how often a pass looks for deployments with a new bar
+BAR_GRACE_S = 0.05  # after a bar's close, for the feed to have it
 EVALUATE_LIVE = scheduled("strategies.evaluate_live", evaluate_live, every=lambda _: LIVE_EVERY_S)
 JOBS = (BACKTEST, EVALUATE_LIVE)

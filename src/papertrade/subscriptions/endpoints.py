@@ -3,7 +3,7 @@ counts) and price."""
 
 from fastapi import APIRouter
 
-from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, Writer
 from papertrade.kit.decimals import ZERO
 from papertrade.kit.ids import Id
 from papertrade.models import Subscription
@@ -30,6 +30,7 @@ def render(sub: Subscription) -> SubscriptionRead:
     return SubscriptionRead(
         id=sub.id,
         portfolio_id=sub.portfolio_id,
+        strategy_id=sub.strategy_id,
         tier=sub.tier,
         status=sub.status,
         price=sub.price,
@@ -46,9 +47,11 @@ def render(sub: Subscription) -> SubscriptionRead:
 @router.post("/subscribe", status_code=201, response_model=SubscriptionRead)
 async def subscribe(body: SubscribeBody, principal: Writer, ctx: Ctx) -> SubscriptionRead:
     """Subscribe to a public portfolio (free, or paid: the owner's price for 30 days, from my
-    wallet); also resubscribes after a cancellation."""
+    wallet) or to a public strategy (free); also resubscribes after a cancellation."""
     async with ctx.transaction() as uow:
-        return render(await service.subscribe(uow, principal, body))
+        return render(
+            await service.subscribe(uow, principal, body, enforce_tier=ctx.settings.tiers_enforced)
+        )
 
 
 @router.get("/subscriptions/my", response_model=list[SubscriptionRead])
@@ -88,8 +91,9 @@ async def _counts(ctx: Ctx, portfolio_id: int) -> tuple[Counts, dict[str, int]]:
 
 
 @router.get("/portfolios/{portfolio_id}/subscriber-counts", response_model=Counts)
-async def public_counts(portfolio_id: Id, principal: Caller, ctx: Ctx) -> Counts:
-    """How many subscribe to a public portfolio (anyone signed in), and its price."""
+async def public_counts(portfolio_id: Id, principal: MaybeCaller, ctx: Ctx) -> Counts:
+    """How many subscribe to a public portfolio, and its price: no sign-in needed, as the
+    public portfolio page shows them to everyone (a private one: its owner only)."""
     async with ctx.db.reader() as session:
         await service.subscribable(session, principal, portfolio_id)
     return (await _counts(ctx, portfolio_id))[0]

@@ -36,7 +36,8 @@ class SubscriptionChanged(DomainEvent):
     durable = True
     subscription_id: int
     user_id: int
-    portfolio_id: int
+    portfolio_id: int | None
+    strategy_id: int | None = None
     status: str
     what: str  # subscribed | renewed | past_due | cancelling | ended | resubscribed
 
@@ -46,6 +47,7 @@ class SubscriptionChanged(DomainEvent):
             "subscription_id": self.subscription_id,
             "user_id": self.user_id,
             "portfolio_id": self.portfolio_id,
+            "strategy_id": self.strategy_id,
             "status": self.status,
             "what": self.what,
         }

@@ -3,7 +3,7 @@
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from papertrade.kit.ids import Id
 from papertrade.kit.schemas import Money, Schema, StrictInput
@@ -24,7 +24,10 @@ def _symbols(values: list[str]) -> list[str]:
 
 
 class SubscribeBody(StrictInput):
-    portfolio_id: Id
+    """Follow a portfolio (its trades) or a strategy (its executed signals): one of the two."""
+
+    portfolio_id: Id | None = None
+    strategy_id: Id | None = None
     tier: Literal["free", "paid"] = "free"
     channels: list[Channel] = Field(default_factory=_inbox, min_length=1, max_length=3)
     events: list[EventKind] = Field(
@@ -33,6 +36,12 @@ class SubscribeBody(StrictInput):
     symbols: list[str] = Field(default_factory=list, max_length=50)
 
     _check_symbols = field_validator("symbols")(_symbols)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "SubscribeBody":
+        if (self.portfolio_id is None) == (self.strategy_id is None):
+            raise ValueError("give portfolio_id or strategy_id (one of the two)")
+        return self
 
 
 class SubscriptionChange(StrictInput):
@@ -57,7 +66,8 @@ class PriceBody(StrictInput):
 
 class SubscriptionRead(Schema):
     id: int
-    portfolio_id: int
+    portfolio_id: int | None
+    strategy_id: int | None
     tier: str
     status: str
     price: Money

@@ -4,7 +4,7 @@ renewal; the author's panel (docs/subscriptions.md). Services never commit."""
 from collections.abc import Sequence
 from decimal import Decimal
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
@@ -12,8 +12,10 @@ from papertrade.errors import Conflict, NotFound
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Portfolio, Subscription, SubscriptionPrice
 from papertrade.portfolios import service as portfolios
+from papertrade.strategies import service as strategies
 from papertrade.subscriptions.events import SubscriptionChanged
 from papertrade.subscriptions.schemas import SubscribeBody, SubscriptionChange
+from papertrade.tiers import limits as tier_limits
 from papertrade.trading.enums import LedgerKind
 from papertrade.uow import AsyncWork
 from papertrade.wallet import service as wallet
@@ -36,13 +38,19 @@ async def price_of(session: AsyncSession, portfolio_id: int) -> Decimal:
     return row.price if row is not None else ZERO
 
 
-async def subscribable(session: AsyncSession, principal: Principal, portfolio_id: int) -> Portfolio:
-    """A public portfolio, or one of the caller's own (the owner follows it free)."""
+async def subscribable(
+    session: AsyncSession, principal: Principal | None, portfolio_id: int
+) -> Portfolio:
+    """A public portfolio, or one of the caller's own (the owner follows it free); anonymous
+    readers (principal None) see public ones only."""
     portfolio = await session.get(Portfolio, portfolio_id)
     if (
         portfolio is None
         or portfolio.deleted_at is not None
-        or (portfolio.visibility != "public" and portfolio.user_id != principal.user_id)
+        or (
+            portfolio.visibility != "public"
+            and (principal is None or portfolio.user_id != principal.user_id)
+        )
     ):
         raise NotFound("Portfolio not found.", code="portfolio_not_found")
     return portfolio
@@ -82,18 +90,26 @@ def _changed(uow: AsyncWork, sub: Subscription, what: str) -> None:
             subscription_id=sub.id,
             user_id=sub.user_id,
             portfolio_id=sub.portfolio_id,
+            strategy_id=sub.strategy_id,
             status=sub.status,
             what=what,
         )
     )
 
 
-async def subscribe(uow: AsyncWork, principal: Principal, body: SubscribeBody) -> Subscription:
+async def subscribe(
+    uow: AsyncWork, principal: Principal, body: SubscribeBody, *, enforce_tier: bool = False
+) -> Subscription:
     session = uow.session
+    if body.strategy_id is not None:
+        return await _follow_strategy(uow, principal, body, body.strategy_id)
+    assert body.portfolio_id is not None  # the body holds one of the two
     portfolio = await subscribable(session, principal, body.portfolio_id)
     owner = portfolio.user_id == principal.user_id
     tier = OWNER if owner else body.tier
     price = ZERO
+    if tier == PAID and enforce_tier:  # B9: paid signal subscriptions from pro up
+        await tier_limits.check_paid_subscription(session, principal.user_id, uow.now())
     if tier == PAID:
         price = await price_of(session, portfolio.id)
         if price <= ZERO:
@@ -101,13 +117,7 @@ async def subscribe(uow: AsyncWork, principal: Principal, body: SubscribeBody) -
                 f"Portfolio {portfolio.code} has no paid tier; subscribe free.",
                 code="subscription_not_paid",
             )
-    sub = await session.scalar(
-        select(Subscription)
-        .where(Subscription.user_id == principal.user_id, Subscription.portfolio_id == portfolio.id)
-        .with_for_update()
-    )
-    now = uow.now()
-    what = "subscribed"
+    sub = await _mine_locked(session, principal, Subscription.portfolio_id == portfolio.id)
     if sub is not None and sub.status == ACTIVE:
         if sub.tier == PAID and sub.cancel_at_period_end and tier == PAID:
             sub.cancel_at_period_end = False  # resubscribed before the period ended
@@ -119,26 +129,72 @@ async def subscribe(uow: AsyncWork, principal: Principal, body: SubscribeBody) -
             "PATCH, or cancel it first to change the tier.",
             code="subscription_exists",
         )
-    if sub is None:
-        sub = Subscription(
-            user_id=principal.user_id,
-            portfolio_id=portfolio.id,
-            owner_user_id=portfolio.user_id,
-            paid_total=ZERO,
-            created_at=now,
-        )
-        session.add(sub)
-    else:
-        what = "resubscribed"
-    sub.tier, sub.status, sub.price = tier, ACTIVE, price
-    sub.started_at, sub.cancel_at_period_end, sub.cancelled_at = now, False, None
-    sub.current_period_end = now + PERIOD_MS if tier == PAID else None
-    _set_filters(sub, body.channels, body.events, body.symbols)
-    await session.flush()
+    new = {"portfolio_id": portfolio.id, "owner_user_id": portfolio.user_id}
+    sub, what = await _start(uow, principal, sub, body, tier, price, new)
     if tier == PAID:
         await charge(uow, sub, f"subscription to {portfolio.code}, 30 days")
     _changed(uow, sub, what)
     return sub
+
+
+async def _follow_strategy(
+    uow: AsyncWork, principal: Principal, body: SubscribeBody, strategy_id: int
+) -> Subscription:
+    """A public strategy's executed signals (its history is public already): free, every event
+    on every channel chosen; the owner follows their own, private ones too."""
+    session = uow.session
+    strategy = await strategies.get_readable(session, principal, strategy_id)
+    if body.tier == PAID:
+        raise Conflict(
+            f"Strategy {strategy.code} is followed free (its signals are public); subscribe "
+            "with tier free.",
+            code="subscription_not_paid",
+        )
+    sub = await _mine_locked(session, principal, Subscription.strategy_id == strategy.id)
+    if sub is not None and sub.status == ACTIVE:
+        raise Conflict(
+            f"You already subscribe to {strategy.code} (subscription {sub.id}); change it with "
+            "PATCH.",
+            code="subscription_exists",
+        )
+    tier = OWNER if strategy.user_id == principal.user_id else FREE
+    new = {"strategy_id": strategy.id, "owner_user_id": strategy.user_id}
+    sub, what = await _start(uow, principal, sub, body, tier, ZERO, new)
+    _changed(uow, sub, what)
+    return sub
+
+
+async def _mine_locked(
+    session: AsyncSession, principal: Principal, target: ColumnElement[bool]
+) -> Subscription | None:
+    """The caller's subscription to a portfolio or strategy (any status), locked."""
+    statement = select(Subscription).where(Subscription.user_id == principal.user_id, target)
+    return await session.scalar(statement.with_for_update())
+
+
+async def _start(
+    uow: AsyncWork,
+    principal: Principal,
+    sub: Subscription | None,
+    body: SubscribeBody,
+    tier: str,
+    price: Decimal,
+    new: dict[str, int],
+) -> tuple[Subscription, str]:
+    """A new subscription (`new`: its target and owner), or an ended one active again, for
+    `tier` from now; with what it was ("subscribed" or "resubscribed")."""
+    now = uow.now()
+    what = "resubscribed"
+    if sub is None:
+        what = "subscribed"
+        sub = Subscription(user_id=principal.user_id, paid_total=ZERO, created_at=now, **new)
+        uow.session.add(sub)
+    sub.tier, sub.status, sub.price = tier, ACTIVE, price
+    sub.started_at, sub.cancel_at_period_end, sub.cancelled_at = now, False, None
+    sub.current_period_end = now + PERIOD_MS if tier == PAID else None
+    _set_filters(sub, body.channels, body.events, body.symbols)
+    await uow.session.flush()
+    return sub, what
 
 
 def _set_filters(
@@ -187,6 +243,15 @@ async def cancel(uow: AsyncWork, user_id: int, subscription_id: int) -> Subscrip
         sub.status, sub.cancelled_at = CANCELLED, uow.now()
         _changed(uow, sub, "ended")
     return sub
+
+
+async def end_now(uow: AsyncWork, sub: Subscription, what: str) -> None:
+    """End a subscription at once, paid period or not (an account is deleted: nobody is left to
+    send signals to, or to send them). Nothing is refunded; the subscriber is told why."""
+    if sub.status == CANCELLED:
+        return
+    sub.status, sub.cancelled_at, sub.cancel_at_period_end = CANCELLED, uow.now(), False
+    _changed(uow, sub, what)
 
 
 async def renew(uow: AsyncWork, subscription_id: int) -> str:

@@ -1,18 +1,26 @@
 """/v1/tg/*: binding the account to Telegram; /v1/webhook/tg: the bot's updates."""
 
+from typing import Annotated
+
 import orjson
 import segno
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from papertrade.auth.v1 import Caller, Ctx, WebUser, Writer, vouch
 from papertrade.errors import BadRequest, NotFound, Unauthorized
+from papertrade.kit.ids import Id
 from papertrade.kit.security import constant_equal
-from papertrade.models import TelegramUpdate
-from papertrade.tg import jobs, service
+from papertrade.models import TelegramMessage, TelegramUpdate
+from papertrade.tg import channels, jobs, service
 from papertrade.tg.schemas import (
     TelegramAccepted,
+    TelegramChannelRead,
+    TelegramChannelSettings,
     TelegramLinkCreated,
+    TelegramMessagePage,
+    TelegramMessageRead,
     TelegramSignalSettings,
     TelegramStatus,
 )
@@ -59,6 +67,61 @@ async def set_signals(body: TelegramSignalSettings, principal: Writer, ctx: Ctx)
             uow, principal, body.portfolio_id, body.size_percent
         )
         return TelegramStatus.model_validate(service.status_view(binding))
+
+
+@router.get("/tg/channels", response_model=list[TelegramChannelRead])
+async def list_channels(principal: Caller, ctx: Ctx) -> list[TelegramChannelRead]:
+    """Channels connected as signal sources (the bot was made an administrator by you)."""
+    async with ctx.db.reader() as session:
+        rows = await channels.channels_of(session, principal.user_id)
+        return [TelegramChannelRead.model_validate(channels.channel_view(r)) for r in rows]
+
+
+@router.put("/tg/channels/{chat_id}", response_model=TelegramChannelRead)
+async def configure_channel(
+    chat_id: int, body: TelegramChannelSettings, principal: Writer, ctx: Ctx
+) -> TelegramChannelRead:
+    """Choose the portfolio a connected channel's signals trade (`null`: stop) and their size."""
+    _check_chat_id(chat_id)
+    async with ctx.transaction() as uow:
+        row = await channels.configure(
+            uow, principal, chat_id, body.portfolio_id, body.size_percent
+        )
+        return TelegramChannelRead.model_validate(channels.channel_view(row))
+
+
+@router.delete("/tg/channels/{chat_id}", response_model=TelegramChannelRead)
+async def disconnect_channel(chat_id: int, principal: Writer, ctx: Ctx) -> TelegramChannelRead:
+    """Stop reading the channel (removing the bot from it does the same)."""
+    _check_chat_id(chat_id)
+    async with ctx.transaction() as uow:
+        row = await channels.disconnect(uow, principal.user_id, chat_id)
+        return TelegramChannelRead.model_validate(channels.channel_view(row))
+
+
+def _check_chat_id(chat_id: int) -> None:
+    if not -(2**62) <= chat_id <= 2**62:
+        raise NotFound("No connected channel has this chat id.", code="telegram_channel_not_found")
+
+
+@router.get("/tg/messages", response_model=TelegramMessagePage)
+async def list_messages(
+    principal: Caller,
+    ctx: Ctx,
+    before_id: Id | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> TelegramMessagePage:
+    """What the bot sent you (notifications and replies), newest first, with each message's
+    delivery status: `interrupted` ones may or may not have arrived and are never re-sent."""
+    statement = select(TelegramMessage).where(TelegramMessage.user_id == principal.user_id)
+    if before_id is not None:
+        statement = statement.where(TelegramMessage.id < before_id)
+    async with ctx.db.reader() as session:
+        rows = await session.scalars(statement.order_by(TelegramMessage.id.desc()).limit(limit))
+        found = [TelegramMessageRead.model_validate(r) for r in rows]
+    return TelegramMessagePage(
+        messages=found, next_before_id=found[-1].id if len(found) == limit else None
+    )
 
 
 @router.post("/webhook/tg", response_model=TelegramAccepted)

@@ -82,7 +82,7 @@ async def place(
     long = signal.side == "buy"
     stop = check_stop(signal, instrument, mark)
     order = await place_stop_loss(
-        uow, venue, principal, entry.portfolio_id, signal.symbol, long, stop, SOURCE
+        uow, venue, principal, entry.portfolio_id, signal.symbol, long, stop, SOURCE, entry.id
     )
     exits.orders.append(order)
     exits.notes.append(f"stop-loss {plain(stop)} placed (conditional order {order.id})")
@@ -117,6 +117,7 @@ async def place(
                 reduce_only=True,
                 working_type=WorkingType.MARK_PRICE,
                 source=SOURCE,
+                origin_order_id=entry.id,
             ),
         )
         exits.orders.append(order)

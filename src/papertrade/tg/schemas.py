@@ -41,3 +41,35 @@ class TelegramSignalSettings(StrictInput):
 class TelegramAccepted(Schema):
     ok: bool = True
     duplicate: bool = Field(description="This update_id was received before; not processed again.")
+
+
+class TelegramChannelRead(Schema):
+    chat_id: int = Field(description="The channel's Telegram chat id (negative, -100…).")
+    title: str
+    portfolio_id: int | None = Field(description="Its Cornix signals trade this portfolio.")
+    size_percent: Number = Field(description="Margin per signal, percent of equity.")
+    connected_at: int
+
+
+class TelegramChannelSettings(TelegramSignalSettings):
+    pass
+
+
+class TelegramMessageRead(Schema):
+    id: int
+    status: str = Field(
+        description="pending, sending, sent, blocked, failed, or interrupted (the connection "
+        "broke after the request was sent, or the sender died mid-send: perhaps delivered, "
+        "never sent again)."
+    )
+    text: str
+    error: str
+    attempts: int
+    notification_id: int | None
+    created_at: int
+    sent_at: int | None
+
+
+class TelegramMessagePage(Schema):
+    messages: list[TelegramMessageRead]
+    next_before_id: int | None

@@ -3,9 +3,17 @@
 A leader duty (one sender per deployment): it reads `telegram_messages` in id order and sends
 each, never faster than TELEGRAM_PER_CHAT_PER_S to one chat nor TELEGRAM_GLOBAL_PER_S overall,
 honouring the `retry_after` of a 429. A 403 (the user blocked the bot) marks the binding
-inactive. A message is marked `sending` (committed) before it goes out and `sent` after: a crash
-in between leaves it `sending`, and the next sender marks it `interrupted` instead of sending it
-again, so a notification reaches a chat at most once (Telegram has no idempotency key).
+inactive.
+
+"Once" for Telegram: the Bot API has no idempotency key, so a request that may have reached it
+is never repeated. A message is marked `sending` (committed) before it goes out and `sent`
+after. It is sent again only when the request certainly did not reach Telegram or Telegram
+certainly did not post it: the connection could not be made (connect error or timeout, pool
+timeout), or Telegram answered with an error (429 with its `retry_after`, 5xx, 400). When the
+connection broke after the request was written (read timeout, reset), or the process died while
+`sending` (kill -9), the message is marked `interrupted` and not sent again: it is in the chat
+at most once, and the history (`GET /v1/tg/messages`) lists it as interrupted. A message split
+in pieces resumes after the pieces that went out.
 """
 
 import asyncio
@@ -16,9 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
+import httpx
 from sqlalchemy import select, update
 from telegram import Bot
-from telegram.error import Forbidden, RetryAfter, TelegramError
+from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError
 
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
@@ -61,6 +70,17 @@ class Pace:
         """Telegram said wait (429): this chat and, as the limit may be global, everyone."""
         self.chat_next[chat_id] = max(self.chat_next.get(chat_id, 0.0), until)
         self.global_next = max(self.global_next, until)
+
+
+# httpx errors raised before any byte of the request left: the request never reached Telegram.
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def certainly_not_sent(exc: TelegramError) -> bool:
+    """Whether a failed send certainly did not reach Telegram (so sending again is safe)."""
+    if not isinstance(exc, NetworkError):  # an error answer from the Bot API: not posted
+        return True
+    return isinstance(exc.__cause__, NOT_SENT) or "Request was *not* sent" in exc.message
 
 
 def _wait_of(exc: RetryAfter) -> float:
@@ -185,30 +205,52 @@ class TelegramSender:
         attempts = message.attempts + 1
         await self._mark(message.id, status="sending", attempts=attempts)
         pieces = split(message.text)
+        done = 0
         try:
             for index, piece in enumerate(pieces):
                 if index:  # each piece is a message for the limits too
                     await asyncio.sleep(max(0.0, self.pace.ready_at(message.chat_id) - loop.time()))
                 await bot.send_message(message.chat_id, piece, parse_mode="HTML")
+                done += 1
                 self.pace.sent(message.chat_id, loop.time())
                 self.sent += 1
         except RetryAfter as exc:
             wait = _wait_of(exc)
             self.pace.hold(message.chat_id, loop.time() + wait)
             log.warning("Telegram asked to wait %.0f s (429)", wait)
-            await self._mark(message.id, status="pending", error=f"429: retry after {wait:g} s")
+            rest = self._rest(message, pieces, done)
+            await self._mark(
+                message.id, status="pending", error=f"429: retry after {wait:g} s", **rest
+            )
             message.attempts = attempts
             return "retry"
         except Forbidden as exc:
             await self._blocked(message, str(exc))
             return "blocked"
         except TelegramError as exc:
+            if not certainly_not_sent(exc):
+                await self._mark(
+                    message.id,
+                    status="interrupted",
+                    error=f"the connection broke after the request was sent ({exc}); "
+                    "perhaps delivered, not sent again"[:300],
+                )
+                return "error"
             status = "failed" if attempts >= MAX_ATTEMPTS else "pending"
             self.pace.hold(message.chat_id, loop.time() + 2.0**attempts)
-            await self._mark(message.id, status=status, error=str(exc)[:300])
+            rest = self._rest(message, pieces, done)
+            await self._mark(message.id, status=status, error=str(exc)[:300], **rest)
             return "error"
         await self._mark(message.id, status="sent", sent_at=now_ms(), error="")
         return "sent"
+
+    @staticmethod
+    def _rest(message: Outgoing, pieces: list[str], done: int) -> dict[str, str]:
+        """After some pieces went out, only the others are sent again."""
+        if not done:
+            return {}
+        message.text = "\n".join(pieces[done:])
+        return {"text": message.text}
 
     async def _blocked(self, message: Outgoing, reason: str) -> None:
         """The user blocked the bot (403): the binding goes inactive, nothing more is sent."""

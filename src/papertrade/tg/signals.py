@@ -50,23 +50,34 @@ class Source:
     size_percent: Decimal
     update_id: int
     sent_at: int  # the message's date, ms
+    # Posted in a connected channel (tg/channels.py): only Cornix signals are read there, and
+    # the reply goes to the owner's private chat, named after the channel.
+    channel: str | None = None
+    # The history's `source` (Finnhub alerts use this path too: inbound/signals.py).
+    kind: str = "tg"
+
+    @property
+    def dedupe_key(self) -> str:
+        """Held 24 hours: the same update (event) never trades twice."""
+        what = "tg-update" if self.kind == "tg" else f"{self.kind}-event"
+        return hashlib.sha256(f"{what}\n{self.update_id}".encode()).hexdigest()
 
 
 def _signal(source: Source, body: str, status: str, parsed: Any = None) -> Signal:
     return Signal(
         portfolio_id=source.portfolio_id,
         token_id=None,
-        source="tg",
-        content_type="text/plain",
+        source=source.kind,
+        content_type="text/plain" if source.kind == "tg" else "application/json",
         body=body.replace("\x00", "\ufffd"),
-        body_format="text",
+        body_format="text" if source.kind == "tg" else "json",
         parsed=parsed,
         status=status,
         order_ids=[],
     )
 
 
-async def _record(
+async def record(
     ctx: AppContext, source: Source, body: str, status: str, error: PapertradeError, parsed: Any
 ) -> str:
     async with ctx.transaction() as uow:
@@ -125,7 +136,7 @@ def _commands(
 ) -> tuple[list[commands.Command], Any, cornix.CornixSignal | None]:
     """The commands of a message, what the history keeps of it, and its Cornix signal."""
     instruments = ctx.market.instruments() if ctx.market is not None else {}
-    if not is_cornix(body):
+    if source.channel is None and not is_cornix(body):
         _, fields = parse_body(body)
         built = [commands.build(f, n, instruments) for n, f in enumerate(fields, 1)]
         return built, [c.as_json() for c in built], None
@@ -147,7 +158,19 @@ async def receive(ctx: AppContext, source: Source, body: str) -> str:
     try:
         cmds, parsed, parsed_signal = _commands(ctx, source, body)
     except PapertradeError as exc:
-        return await _record(ctx, source, body, "invalid", exc, None)
+        return await record(ctx, source, body, "invalid", exc, None)
+    return await run(ctx, source, body, cmds, parsed, parsed_signal)
+
+
+async def run(
+    ctx: AppContext,
+    source: Source,
+    body: str,
+    cmds: list[commands.Command],
+    parsed: Any,
+    parsed_signal: cornix.CornixSignal | None = None,
+) -> str:
+    """Execute parsed commands once (staleness, de-duplication, history); returns the reply."""
     age = now_ms() - source.sent_at
     if age > MAX_LAG_MS:
         stale = PapertradeError(
@@ -155,8 +178,8 @@ async def receive(ctx: AppContext, source: Source, body: str) -> str:
             "be acted on promptly. Post it again if it still holds.",
             code="stale_signal",
         )
-        return await _record(ctx, source, body, "stale", stale, parsed)
-    key = hashlib.sha256(f"tg-update\n{source.update_id}".encode()).hexdigest()
+        return await record(ctx, source, body, "stale", stale, parsed)
+    key = source.dedupe_key
     principal = Principal("webhook", source.user_id, 0, "write", portfolio_id=source.portfolio_id)
     try:
         async with ctx.transaction() as uow:
@@ -185,13 +208,15 @@ async def receive(ctx: AppContext, source: Source, body: str) -> str:
             signal.msg = (said or "Nothing to do.")[:1000]
             signal.processed_at = now_ms()
             kind: type[SignalEvent] = SignalExecuted if outcome.did_something else SignalIgnored
-            announce(uow, signal, kind)
+            announce(uow, signal, kind, outcome.orders)
     except IntegrityError:
         async with ctx.transaction() as uow:
             earlier = await uow.session.get(SignalDedupe, key)
             again = _signal(source, body, "duplicate", parsed)
             again.duplicate_of = earlier.signal_id if earlier else None
-            again.msg = "This Telegram update was already handled; it is never executed twice."
+            again.msg = (
+                f"This {source.kind} update was already handled; it is never executed twice."
+            )
             uow.session.add(again)
             await uow.session.flush()
             announce(uow, again, SignalReceived)
@@ -199,7 +224,7 @@ async def receive(ctx: AppContext, source: Source, body: str) -> str:
         return "Already handled this message."
     except TradingRuleError as exc:
         error = PapertradeError(exc.message, code=exc.code)
-        return await _record(ctx, source, body, "rejected", error, parsed)
+        return await record(ctx, source, body, "rejected", error, parsed)
     except PapertradeError as exc:
-        return await _record(ctx, source, body, "rejected", exc, parsed)
+        return await record(ctx, source, body, "rejected", exc, parsed)
     return f"Signal {signal.id} {signal.status}: {text.escape(signal.msg)}"

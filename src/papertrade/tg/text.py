@@ -36,22 +36,40 @@ def notification(title: str, body: str) -> str:
     return f"<b>{escape(title)}</b>\n{escape(body)}" if body else f"<b>{escape(title)}</b>"
 
 
+def _tag(symbol: str) -> str:
+    """The pair as Cornix tags it: BTCUSDT → #BTC/USDT."""
+    base, quote = (symbol[:-4], symbol[-4:]) if symbol.endswith("USDT") else (symbol, "")
+    return f"#{escape(f'{base}/{quote}' if quote else base)}"
+
+
+def _signed(value: Decimal) -> str:
+    return f"+{plain(value)}" if value >= 0 else plain(value)
+
+
+def close_notice(
+    symbol: str, price: Decimal, pnl: Decimal, pnl_pct: Decimal, footer: str = ""
+) -> str:
+    """A position closed, as Cornix-style channels announce it (domain rules B2.7):
+    `#BTC/USDT closed at 68012.5 (+1.52% | +15.2 USDT)`."""
+    line = f"{_tag(symbol)} closed at {plain(price)} ({_signed(pnl_pct)}% | {_signed(pnl)} USDT)"
+    return f"{line}\n\n{escape(footer)}" if footer else line
+
+
 def cornix_block(
     symbol: str,
     side: str,
     *,
     leverage: int | None,
+    margin_type: str = "cross",
     entries: Sequence[Decimal],
     take_profits: Sequence[Decimal] = (),
     stops: Sequence[Decimal] = (),
     footer: str = "",
 ) -> str:
     """A signal in the Cornix-compatible layout (domain rules B2.7), so it can be forwarded."""
-    base, quote = (symbol[:-4], symbol[-4:]) if symbol.endswith("USDT") else (symbol, "")
-    pair = f"{base}/{quote}" if quote else base
-    lines = [f"#{escape(pair)}", f"Signal Type: Regular ({'Long' if side == 'buy' else 'Short'})"]
+    lines = [_tag(symbol), f"Signal Type: Regular ({'Long' if side == 'buy' else 'Short'})"]
     if leverage is not None:
-        lines.append(f"Leverage: Cross ({leverage}X)")
+        lines.append(f"Leverage: {escape(margin_type.capitalize())} ({leverage}X)")
     for heading, prices in (
         ("Entry Targets:", entries),
         ("Take-Profit Targets:", take_profits),

@@ -6,8 +6,9 @@ from typing import Any
 import orjson
 from sqlalchemy import select
 
-from papertrade.models import TelegramBinding, TelegramUpdate
-from papertrade.tg import service
+from papertrade.live import telegram as live_telegram
+from papertrade.models import TelegramBinding, TelegramChannel, TelegramUpdate
+from papertrade.tg import channels, service, text
 from papertrade.tg.signals import Source
 from papertrade.uow import AsyncWork
 
@@ -21,9 +22,14 @@ NO_PORTFOLIO = (
 class SignalWork:
     """A signal to execute outside the update's transaction (it has its own)."""
 
-    chat_id: int
+    chat_id: int  # where the reply goes
     source: Source
     body: str
+    limit_chat: int = 0  # whose signal budget it uses (the channel's, for a channel post)
+
+    @property
+    def budget(self) -> int:
+        return self.limit_chat or self.chat_id
 
 
 WELCOME = (
@@ -33,25 +39,36 @@ WELCOME = (
 
 
 async def handle(
-    uow: AsyncWork, update_id: int, update: dict[str, Any]
-) -> tuple[int | None, str, str] | SignalWork:
+    uow: AsyncWork, update_id: int, update: dict[str, Any], secret: str = ""
+) -> tuple[int | None, str, str] | SignalWork | live_telegram.KillWork:
     """(the chat to answer, the answer in HTML or "", the outcome to record), or a signal."""
+    if isinstance(update.get("my_chat_member"), dict):
+        return await channels.member_changed(uow, update)
+    if isinstance(update.get("channel_post"), dict):
+        return await channel_post(uow, update_id, update["channel_post"])
     message = update.get("message")
     if not isinstance(message, dict):
         return None, "", "ignored: not a message"
+    return await private_message(uow, update_id, message, secret)
+
+
+async def private_message(
+    uow: AsyncWork, update_id: int, message: dict[str, Any], secret: str
+) -> tuple[int | None, str, str] | SignalWork | live_telegram.KillWork:
+    """A message to the bot: a command (/start, /unlink, /kill) or a signal."""
     chat, sender = message.get("chat"), message.get("from")
-    text = message.get("text")
+    content = message.get("text")
     if not isinstance(chat, dict) or not isinstance(chat.get("id"), int):
         return None, "", "ignored: no chat"
     chat_id = int(chat["id"])
-    if not isinstance(text, str) or not isinstance(sender, dict):  # a photo, a sticker…
+    if not isinstance(content, str) or not isinstance(sender, dict):  # a photo, a sticker…
         return chat_id, WELCOME, "ignored: no text"
     if chat.get("type") != "private":
         return None, "", "ignored: not a private chat"
     user_id = sender.get("id")
     if not isinstance(user_id, int):
         return None, "", "ignored: no sender"
-    command, _, argument = text.strip().partition(" ")
+    command, _, argument = content.strip().partition(" ")
     command = command.split("@", 1)[0].lower()  # /start@PapertradeBot
     if command == "/start" and argument.strip():
         username = sender.get("username")
@@ -63,11 +80,13 @@ async def handle(
         return chat_id, WELCOME, "welcome"
     if command == "/unlink":
         return chat_id, await service.unbind_chat(uow, user_id), "unlink"
-    if command.startswith("/"):
-        return chat_id, WELCOME, "help"
     binding = await uow.session.scalar(
         select(TelegramBinding).where(TelegramBinding.telegram_user_id == user_id)
     )
+    if command == "/kill" and binding is not None and binding.status == "active" and secret:
+        return await _kill(uow, secret, binding, user_id, chat_id, argument.split())
+    if command.startswith("/"):
+        return chat_id, WELCOME, "help"
     if binding is None:
         return chat_id, WELCOME, "help"
     if binding.signal_portfolio_id is None:
@@ -81,10 +100,67 @@ async def handle(
         update_id,
         sent_at,
     )
-    return SignalWork(chat_id, source, text)
+    return SignalWork(chat_id, source, content)
 
 
-async def process(uow: AsyncWork, update_id: int) -> str | SignalWork:
+async def channel_post(
+    uow: AsyncWork, update_id: int, post: dict[str, Any]
+) -> tuple[int | None, str, str] | SignalWork:
+    """A post in a channel: a signal when the channel is connected and names a portfolio."""
+    chat = post.get("chat")
+    if not isinstance(chat, dict) or not isinstance(chat.get("id"), int):
+        return None, "", "ignored: no chat"
+    channel = await uow.session.get(TelegramChannel, int(chat["id"]))
+    if channel is None:
+        return None, "", "ignored: channel not connected"
+    body = post.get("text") if isinstance(post.get("text"), str) else post.get("caption")
+    if not isinstance(body, str) or not channels.looks_like_signal(body):
+        return None, "", "ignored: not a signal"
+    owner = await uow.session.get(TelegramBinding, channel.user_id)
+    reply_to = owner.chat_id if owner is not None and owner.status == "active" else None
+    name = channel.title or str(channel.chat_id)
+    if channel.portfolio_id is None:
+        reply = (
+            f"A signal was posted in {text.escape(name)}, but no portfolio is chosen "
+            "for this channel: choose one in Papertrade (Settings → Telegram)."
+        )
+        return reply_to, reply, "no signal portfolio"
+    date = post.get("date")
+    source = Source(
+        channel.user_id,
+        channel.portfolio_id,
+        channel.size_percent,
+        update_id,
+        int(date) * 1000 if isinstance(date, int) else uow.now(),
+        channel=name,
+    )
+    return SignalWork(reply_to or 0, source, body, limit_chat=channel.chat_id)
+
+
+async def _kill(
+    uow: AsyncWork,
+    secret: str,
+    binding: TelegramBinding,
+    tg_user: int,
+    chat_id: int,
+    words: list[str],
+) -> tuple[int | None, str, str] | live_telegram.KillWork:
+    """`/kill` asks; `/kill confirm <code>` or `/kill close <code>` fires (live/telegram.py)."""
+    now = uow.now()
+    if len(words) == 2 and words[0].lower() in ("confirm", "close"):
+        if live_telegram.valid(secret, tg_user, now, words[1]):
+            return live_telegram.KillWork(chat_id, binding.user_id, words[0].lower() == "close")
+        return chat_id, "That code has expired or is wrong: send /kill again.", "kill refused"
+    return (
+        chat_id,
+        await live_telegram.ask(uow.session, secret, binding.user_id, tg_user, now),
+        "kill asked",
+    )
+
+
+async def process(
+    uow: AsyncWork, update_id: int, secret: str = ""
+) -> str | SignalWork | live_telegram.KillWork:
     """Process a stored update unless it was already; returns its outcome, or the signal it
     carries (then `finish` records the outcome once the signal was handled)."""
     row = await uow.session.get(TelegramUpdate, update_id, with_for_update=True)
@@ -96,22 +172,27 @@ async def process(uow: AsyncWork, update_id: int) -> str | SignalWork:
         update = orjson.loads(row.body)
     except orjson.JSONDecodeError:
         update = {}
-    result = await handle(uow, update_id, update if isinstance(update, dict) else {})
-    if isinstance(result, SignalWork):
+    result = await handle(uow, update_id, update if isinstance(update, dict) else {}, secret)
+    if isinstance(result, SignalWork | live_telegram.KillWork):
         return result
     chat_id, reply, outcome = result
     return await finish(uow, update_id, chat_id, reply, outcome)
 
 
 async def finish(
-    uow: AsyncWork, update_id: int, chat_id: int | None, reply: str, outcome: str
+    uow: AsyncWork,
+    update_id: int,
+    chat_id: int | None,
+    reply: str,
+    outcome: str,
+    user_id: int | None = None,
 ) -> str:
     """Queue the reply and mark the update processed, in one transaction."""
     row = await uow.session.get(TelegramUpdate, update_id, with_for_update=True)
     if row is None or row.processed_at is not None:
         return row.outcome if row is not None else "unknown update"
     if chat_id is not None and reply:
-        service.queue(uow, chat_id, reply)
+        service.queue(uow, chat_id, reply, user_id=user_id)
     row.processed_at = uow.now()
     row.outcome = outcome[:40]
     return outcome

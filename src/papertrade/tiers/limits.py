@@ -2,8 +2,12 @@
 (portfolios.service.create, portfolios.credentials.create_webhook_token, strategies.service.create,
 copytrading.service.follow). Imports no service, so that those can import it."""
 
-from sqlalchemy import func, select
+from collections.abc import Collection
+from typing import Any
+
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session, aliased
 
 from papertrade.errors import Forbidden
 from papertrade.models import CopyRelation, Membership, Portfolio, Strategy, User, WebhookToken
@@ -126,4 +130,118 @@ async def check_webhook_in_limit(
             f"This webhook is over the {tier.name} tier's {tier.webhook_tokens} webhook tokens "
             "and is paused (kept, not deleted): revoke another webhook or upgrade under "
             "/v1/launch/tiers."
+        )
+
+
+# After a downgrade, or when a paid period ends, nothing is deleted: of a user's live portfolios
+# (strategies) the oldest, up to the tier's count, stay writable and the newer ones are
+# read-only. A read-only object is listed and read as before; writes to it are `tier_limit`
+# until the user upgrades again or deletes older ones (docs/tiers.md "After a downgrade").
+
+
+def _rank_of_portfolios(ids: Collection[int]) -> Select[Any]:
+    """Each portfolio of `ids` with its owner's membership and how many live portfolios of the
+    same owner are older (its rank: 0 for the oldest)."""
+    older = aliased(Portfolio)
+    rank = (
+        select(func.count(older.id))
+        .where(
+            older.user_id == Portfolio.user_id,
+            older.deleted_at.is_(None),
+            older.id < Portfolio.id,
+        )
+        .scalar_subquery()
+    )
+    return (
+        select(Portfolio.id, Membership.tier, Membership.paid_until, rank)
+        .outerjoin(Membership, Membership.user_id == Portfolio.user_id)
+        .where(Portfolio.id.in_(list(ids)))
+    )
+
+
+def _paid(tier: str | None, paid_until: int | None, now: int) -> Tier:
+    if tier is None or paid_until is None or paid_until <= now:
+        return FREE
+    return TIERS.get(tier, FREE)
+
+
+def _portfolio_refusal(tier: Tier) -> TierLimit:
+    upgrade = next_up(tier)
+    hint = (
+        f"upgrade to {upgrade.name} ({upgrade.portfolios} portfolios) under /v1/launch/tiers"
+        if upgrade
+        else "delete an older portfolio"
+    )
+    return TierLimit(
+        f"This portfolio is read-only: it is over the {tier.name} tier's {tier.portfolios} "
+        f"portfolios (kept, not deleted). Closing positions and cancelling orders still work; "
+        f"to trade or change it, {hint}."
+    )
+
+
+def read_only_portfolios(session: Session, ids: Collection[int], now: int) -> dict[int, TierLimit]:
+    """The portfolios of `ids` that are over their owner's tier, with the error to answer (one
+    query; the order path calls it once per group of orders)."""
+    refused: dict[int, TierLimit] = {}
+    if not ids:
+        return refused
+    for portfolio_id, tier, paid_until, rank in session.execute(_rank_of_portfolios(ids)):
+        found = _paid(tier, paid_until, now)
+        if rank >= found.portfolios:
+            refused[portfolio_id] = _portfolio_refusal(found)
+    return refused
+
+
+async def check_portfolio_writable(session: AsyncSession, portfolio_id: int, now: int) -> None:
+    """Refuse a write to a portfolio that is over its owner's tier (see above)."""
+    row = (await session.execute(_rank_of_portfolios([portfolio_id]))).first()
+    if row is None:
+        return
+    found = _paid(row[1], row[2], now)
+    if row[3] >= found.portfolios:
+        raise _portfolio_refusal(found)
+
+
+async def check_strategy_writable(session: AsyncSession, strategy: Strategy, now: int) -> None:
+    """Refuse a write (new version, deployment, backtest) to a strategy over its owner's tier:
+    the oldest live strategies, up to the count, stay writable."""
+    tier = await tier_of(session, strategy.user_id, now)
+    older = await session.scalar(
+        select(func.count(Strategy.id)).where(
+            Strategy.user_id == strategy.user_id,
+            Strategy.deleted_at.is_(None),
+            Strategy.id < strategy.id,
+        )
+    )
+    if (older or 0) >= tier.strategies:
+        upgrade = next_up(tier)
+        hint = (
+            f"upgrade to {upgrade.name} ({upgrade.strategies} strategies) under /v1/launch/tiers"
+            if upgrade
+            else "delete an older strategy"
+        )
+        raise TierLimit(
+            f"This strategy is read-only: it is over the {tier.name} tier's {tier.strategies} "
+            f"strategies (kept, not deleted). To change, deploy or backtest it, {hint}."
+        )
+
+
+async def check_backtest_period(session: AsyncSession, user_id: int, now: int, start: int) -> None:
+    """A backtest may reach back the tier's days of history (B9: 90 days, 2 years, 5 years)."""
+    tier = await tier_of(session, user_id, now)
+    earliest = now - tier.backtest_history_days * 86_400_000
+    if start < earliest:
+        raise _refuse(
+            tier, "backtest_history_days", "days of backtest history", tier.backtest_history_days
+        )
+
+
+async def check_paid_subscription(session: AsyncSession, user_id: int, now: int) -> None:
+    """A paid signal subscription needs a tier that has them (B9: not on free)."""
+    tier = await tier_of(session, user_id, now)
+    if not tier.paid_signal_subscriptions:
+        upgrade = next_up(tier)
+        hint = f" Upgrade to {upgrade.name} under /v1/launch/tiers." if upgrade else ""
+        raise TierLimit(
+            f"The {tier.name} tier has no paid signal subscriptions (free ones only).{hint}"
         )

@@ -19,6 +19,10 @@ class TierRead(Schema):
     followers: int
     paid_signal_subscriptions: bool
     ai_messages_per_day: int
+    session_requests_per_min: int
+    fapi_weight_per_min: int
+    fapi_orders_per_10s: int
+    fapi_orders_per_min: int
 
 
 class MyTierRead(Schema):

@@ -59,6 +59,31 @@ class Action(StrEnum):
     CLOSE = "close"
 
 
+class PositionSide(StrEnum):
+    """Which position an order trades: BOTH (the net position of one-way mode), or the LONG or
+    SHORT position of hedge mode (Binance's positionSide)."""
+
+    BOTH = "BOTH"
+    LONG = "LONG"
+    SHORT = "SHORT"
+
+    @property
+    def closing_side(self) -> Side | None:
+        """The order side that reduces this hedge-mode position (None for BOTH)."""
+        if self is PositionSide.LONG:
+            return Side.SELL
+        if self is PositionSide.SHORT:
+            return Side.BUY
+        return None
+
+
+class MarginType(StrEnum):
+    """How a symbol's position is margined: from the whole balance, or from its own margin."""
+
+    CROSS = "cross"
+    ISOLATED = "isolated"
+
+
 class Liquidity(StrEnum):
     """Whether a fill added (maker) or removed (taker) liquidity."""
 
@@ -83,6 +108,7 @@ class LedgerKind(StrEnum):
     OPERATOR_CREDIT = "operator_credit"  # an operator resolved a transfer (wallet)
     PROFIT_SHARE = "profit_share"  # copy trading: follower portfolio → leader wallet
     SUBSCRIPTION = "subscription"  # a paid subscription period: subscriber → owner (wallet)
+    ISOLATED_MARGIN = "isolated_margin"  # balance ⇄ an isolated position's own margin
 
 
 _OPEN_STATUSES = frozenset({OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED})

@@ -118,6 +118,78 @@ class FokNotFillable(_CodedError):
     default_code = "fok_not_fillable"
 
 
+class MarginTypeUnchanged(_CodedError):
+    """The symbol already has that margin type (Binance -4046)."""
+
+    default_code = "margin_type_unchanged"
+
+
+class MarginTypeOpenOrders(_CodedError):
+    """The margin type cannot change while the symbol has open orders."""
+
+    default_code = "margin_type_open_orders"
+
+
+class MarginTypePosition(_CodedError):
+    """The margin type cannot change while the symbol has a position."""
+
+    default_code = "margin_type_position"
+
+
+class NotIsolated(_CodedError):
+    """Margin can only be added to or taken from an open isolated position."""
+
+    default_code = "not_isolated"
+
+
+class CrossBalanceInsufficient(_CodedError):
+    """The available balance does not cover the margin to add."""
+
+    default_code = "cross_balance_insufficient"
+
+
+class IsolatedBalanceInsufficient(_CodedError):
+    """The isolated position cannot give up that much margin."""
+
+    default_code = "isolated_balance_insufficient"
+
+
+class IsolatedLeverageReduction(_CodedError):
+    """An open isolated position's leverage may rise, not fall (its margin is fixed)."""
+
+    default_code = "isolated_leverage_reduction"
+
+
+class PositionModeUnchanged(_CodedError):
+    """The portfolio is already in that position mode (Binance -4059)."""
+
+    default_code = "position_mode_unchanged"
+
+
+class PositionModeOpenOrders(_CodedError):
+    """The position mode cannot change while orders are open."""
+
+    default_code = "position_mode_open_orders"
+
+
+class PositionModePosition(_CodedError):
+    """The position mode cannot change while a position is open."""
+
+    default_code = "position_mode_position"
+
+
+class PositionSideMismatch(_CodedError):
+    """The order's position side does not fit the portfolio's mode (Binance -4061)."""
+
+    default_code = "position_side_mismatch"
+
+
+class ReduceOnlyInHedgeMode(_CodedError):
+    """reduceOnly is not used in hedge mode: an order closes by naming its position side."""
+
+    default_code = "reduce_only_in_hedge_mode"
+
+
 def error_classes() -> dict[str, type[TradingRuleError]]:
     """Every concrete error class by its code, for the HTTP layers' mapping tables."""
     return {cls.default_code: cls for cls in _CodedError.__subclasses__()}

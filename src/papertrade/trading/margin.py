@@ -1,4 +1,5 @@
-"""Cross-margin maths: initial and maintenance margin, account summary, liquidation price.
+"""Margin maths: initial and maintenance margin, account summary, liquidation price, for cross
+positions (margined by the whole balance) and isolated ones (margined by their own margin only).
 
 Open-order margin simplification (documented in `open_order_margin`): per symbol, each side's
 resting limits are charged `price × quantity / leverage` only for the quantity left after the
@@ -119,11 +120,19 @@ class PositionInput:
     entry: Decimal
     mark: Decimal
     leverage: int
+    # The margin moved into an isolated position (its isolated wallet); None: cross.
+    isolated_margin: Decimal | None = None
+
+    @property
+    def isolated(self) -> bool:
+        return self.isolated_margin is not None
 
 
 @dataclass(frozen=True, slots=True)
 class AccountState:
-    """Cross-margin account summary at the current marks."""
+    """Account summary at the current marks. `wallet_balance` counts the isolated positions'
+    margin too (Binance's totalWalletBalance); the cross_* figures are the cross part alone,
+    what cross liquidation and the available balance are judged on."""
 
     wallet_balance: Decimal
     unrealized_pnl: Decimal
@@ -132,6 +141,9 @@ class AccountState:
     maintenance_margin: Decimal
     open_order_margin: Decimal
     available_balance_raw: Decimal  # may be negative; keep it for checks
+    cross_wallet_balance: Decimal = ZERO
+    cross_unrealized_pnl: Decimal = ZERO
+    cross_maintenance_margin: Decimal = ZERO
 
     @property
     def available_balance(self) -> Decimal:
@@ -139,9 +151,17 @@ class AccountState:
         return max(ZERO, self.available_balance_raw)
 
     @property
+    def cross_equity(self) -> Decimal:
+        return self.cross_wallet_balance + self.cross_unrealized_pnl
+
+    @property
     def is_liquidatable(self) -> bool:
-        """Cross margin: liquidate when equity no longer exceeds total maintenance margin."""
-        return self.maintenance_margin > ZERO and self.equity <= self.maintenance_margin
+        """Cross margin: liquidate the cross positions when the cross equity no longer exceeds
+        their maintenance margin (isolated positions are judged alone: isolated_liquidatable)."""
+        return (
+            self.cross_maintenance_margin > ZERO
+            and self.cross_equity <= self.cross_maintenance_margin
+        )
 
     @property
     def margin_ratio(self) -> Decimal | None:
@@ -156,18 +176,62 @@ def account_state(
     positions: Sequence[PositionInput],
     open_order_margin: Decimal = ZERO,
 ) -> AccountState:
-    """Summarise a cross-margin account from its wallet, positions and open-order margin."""
-    upnl = im = mm = ZERO
+    """Summarise an account from its balance (the cross wallet: isolated margin has left it),
+    positions and open-order margin. Available = cross wallet + cross unrealized PnL − cross
+    positions' initial margin − open orders' margin, as Binance computes it: an isolated
+    position's profit is not available until it is closed."""
+    upnl = im = mm = isolated_wallet = ZERO
+    cross_upnl = cross_im = cross_mm = ZERO
     for p in positions:
         if p.qty == ZERO:
             continue
         size = abs(p.qty) * p.mark
-        upnl += unrealized_pnl(p.qty, p.entry, p.mark)
-        im += initial_margin(size, p.leverage)
-        mm += maintenance_margin(p.instrument, size)
-    equity = wallet_balance + upnl
-    available = equity - im - open_order_margin
-    return AccountState(wallet_balance, upnl, equity, im, mm, open_order_margin, available)
+        pnl = unrealized_pnl(p.qty, p.entry, p.mark)
+        position_im = initial_margin(size, p.leverage)
+        position_mm = maintenance_margin(p.instrument, size)
+        upnl += pnl
+        im += position_im
+        mm += position_mm
+        if p.isolated_margin is not None:
+            isolated_wallet += p.isolated_margin
+        else:
+            cross_upnl += pnl
+            cross_im += position_im
+            cross_mm += position_mm
+    total_wallet = wallet_balance + isolated_wallet
+    equity = total_wallet + upnl
+    available = wallet_balance + cross_upnl - cross_im - open_order_margin
+    return AccountState(
+        total_wallet,
+        upnl,
+        equity,
+        im,
+        mm,
+        open_order_margin,
+        available,
+        wallet_balance,
+        cross_upnl,
+        cross_mm,
+    )
+
+
+def isolated_liquidatable(p: PositionInput) -> bool:
+    """An isolated position is liquidated when its own margin plus its unrealized PnL no longer
+    exceeds its maintenance margin; the rest of the account plays no part."""
+    if p.isolated_margin is None or p.qty == ZERO:
+        return False
+    equity = p.isolated_margin + unrealized_pnl(p.qty, p.entry, p.mark)
+    return equity <= maintenance_margin(p.instrument, abs(p.qty) * p.mark)
+
+
+def isolated_removable(p: PositionInput) -> Decimal:
+    """How much margin may be taken out of an isolated position: what it holds beyond its
+    initial margin at the mark, an unrealized loss counted against it and a profit not."""
+    if p.isolated_margin is None:
+        return ZERO
+    loss = min(ZERO, unrealized_pnl(p.qty, p.entry, p.mark))
+    needed = initial_margin(abs(p.qty) * p.mark, p.leverage)
+    return max(ZERO, p.isolated_margin + loss - needed)
 
 
 def _surplus(
@@ -228,18 +292,20 @@ def liquidation_price(
 def liquidation_prices(
     wallet_balance: Decimal, positions: Sequence[PositionInput]
 ) -> list[Decimal | None]:
-    """Liquidation price of every position, holding the others at their current marks."""
+    """Liquidation price of every position. A cross position's holds the other cross positions
+    at their current marks (`wallet_balance` is the cross wallet); an isolated position's is
+    where its own margin is used up (Binance's isolated formula: the same equation with the
+    isolated wallet as the only collateral)."""
+    cross = [p.isolated_margin is None for p in positions]
     upnls = [unrealized_pnl(p.qty, p.entry, p.mark) for p in positions]
     mms = [maintenance_margin(p.instrument, abs(p.qty) * p.mark) for p in positions]
-    total_upnl, total_mm = sum(upnls, ZERO), sum(mms, ZERO)
+    total_upnl = sum((u for u, c in zip(upnls, cross, strict=True) if c), ZERO)
+    total_mm = sum((m for m, c in zip(mms, cross, strict=True) if c), ZERO)
     return [
         liquidation_price(
-            p.instrument,
-            p.qty,
-            p.entry,
-            wallet_balance,
-            total_upnl - upnl,
-            total_mm - mm,
+            p.instrument, p.qty, p.entry, wallet_balance, total_upnl - upnl, total_mm - mm
         )
+        if p.isolated_margin is None
+        else liquidation_price(p.instrument, p.qty, p.entry, p.isolated_margin)
         for p, upnl, mm in zip(positions, upnls, mms, strict=True)
     ]

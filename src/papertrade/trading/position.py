@@ -83,3 +83,16 @@ def opening_quantity(qty_before: Decimal, fill_qty_signed: Decimal) -> Decimal:
     if qty_before == ZERO or sign(qty_before) == sign(fill_qty_signed):
         return abs(fill_qty_signed)
     return max(ZERO, abs(fill_qty_signed) - abs(qty_before))
+
+
+def closed_pnl_pct(
+    exit_price: Decimal, quantity: Decimal, pnl: Decimal, closing_sign: int
+) -> Decimal:
+    """Realised PnL as a percent of what the closed part cost at entry (before leverage), to 2
+    decimals (a close notice's "+1.52%"). The entry value comes from the exit and the PnL: a
+    sell (sign −1) closes a long, pnl = (exit − entry) × qty; a buy (+1) closes a short,
+    pnl = (entry − exit) × qty."""
+    cost = exit_price * quantity + closing_sign * pnl
+    if cost <= ZERO:
+        return ZERO
+    return (pnl / cost * 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN)

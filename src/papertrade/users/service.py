@@ -48,8 +48,11 @@ async def authenticate(session: AsyncSession, email: str, password: str) -> User
     return user
 
 
-async def open_session(session: AsyncSession, user: User, days: int) -> tuple[str, str]:
-    """Start a web session; returns (cookie token, csrf token). Only hashes are stored."""
+async def open_session(
+    session: AsyncSession, user: User, days: int, device: str | None = None
+) -> tuple[str, str]:
+    """Start a web session; returns (cookie token, csrf token). Only hashes are stored (of the
+    token, and of the device it was opened from: users/devices.py)."""
     token = new_token("pts_")
     csrf = secrets.token_urlsafe(32)
     session.add(
@@ -58,6 +61,7 @@ async def open_session(session: AsyncSession, user: User, days: int) -> tuple[st
             user_id=user.id,
             csrf_token=csrf,
             expires_at=now_ms() + days * 86_400_000,
+            device_hash=device,
         )
     )
     await session.flush()

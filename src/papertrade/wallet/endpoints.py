@@ -92,6 +92,7 @@ async def transfer(body: TransferCreate, principal: Writer, ctx: Ctx) -> Transfe
             body.portfolio_id,
             body.amount,
             to_portfolio=body.direction == "to_portfolio",
+            enforce_tier=ctx.settings.tiers_enforced,
         )
         portfolio = await uow.session.get(Portfolio, body.portfolio_id)
         assert portfolio is not None

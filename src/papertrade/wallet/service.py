@@ -22,6 +22,7 @@ from papertrade.ledger.service import post, post_wallet
 from papertrade.market.feed import MarketFeed
 from papertrade.models import Wallet, WalletEntry
 from papertrade.portfolios import service as portfolios
+from papertrade.tiers import limits as tier_limits
 from papertrade.trading.enums import LedgerKind
 from papertrade.uow import AsyncWork
 
@@ -109,6 +110,7 @@ async def transfer(
     amount: Decimal,
     *,
     to_portfolio: bool,
+    enforce_tier: bool = False,
 ) -> Wallet:
     """Move `amount` between the caller's wallet and one of the caller's portfolios.
 
@@ -120,6 +122,8 @@ async def transfer(
     actor = user_actor(principal.user_id)
     kind = LedgerKind.WALLET_TRANSFER
     if to_portfolio:
+        if enforce_tier:  # a read-only portfolio (over the tier) takes nothing in; out is fine
+            await tier_limits.check_portfolio_writable(uow.session, portfolio.id, uow.now())
         note = f"to portfolio {portfolio.code}"
         post_wallet(uow, wallet, kind, -amount, actor=actor, portfolio_id=portfolio.id, note=note)
         post(uow, portfolio, kind, amount, note="from the wallet")

@@ -7,6 +7,7 @@ server only decides who may see a shell: /app/* needs a signed-in session (else 
 services the API uses.
 """
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -16,12 +17,14 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.responses import RedirectResponse, Response
 
+from papertrade import __version__
 from papertrade.auth.principal import Principal
 from papertrade.auth.v1 import session_principal
 from papertrade.context import AppContext
 from papertrade.errors import NotFound
 from papertrade.kit.ids import is_id
 from papertrade.portfolios import service as portfolio_service
+from papertrade.strategies import service as strategy_service
 from papertrade.users import service as user_service
 
 HERE = Path(__file__).resolve().parent
@@ -74,6 +77,7 @@ def _page(
             "script": script,
             "email": viewer[1] if viewer else None,
             "nav": request.url.path,
+            "app_version": __version__,  # the feedback dialog sends it with each message
             **context,
         },
         status_code=status_code,
@@ -148,15 +152,40 @@ async def _auth_page(
         refused=next_path is not None and destination != "/app",
         invite_code=(code or "")[:32],
         ask_invite=bool(code) or _ctx(request).settings.registration_mode != "open",
+        registration_mode=_ctx(request).settings.registration_mode,
     )
 
 
-@router.get("/app")
-async def dashboard(request: Request) -> Response:
-    viewer = await _viewer(request)
-    if viewer is None:
-        return _to_login(request)
-    return _page(request, "dashboard.html", title="Dashboard", script="dashboard", viewer=viewer)
+# The signed-in pages that are only their template and its script (the page fetches its data):
+# path, template, title, script. The others, with checks of their own, are functions below.
+SIGNED_IN_PAGES = (
+    ("/app", "dashboard.html", "Dashboard", "dashboard"),
+    ("/app/strategies", "strategies.html", "Strategies", "strategies"),
+    ("/app/settings/api-keys", "settings_keys.html", "API keys", "settings"),
+    ("/app/inbox", "inbox.html", "Inbox", "inbox"),
+    ("/app/wallet", "wallet.html", "Wallet", "wallet"),
+    ("/app/live", "live.html", "Live accounts", "live"),  # and the kill switch (docs/live.md)
+    ("/app/social", "social.html", "Copying & following", "social"),
+    ("/app/social/subscribers", "subscribers.html", "My subscribers", "subscribers"),
+    ("/app/profile", "profile.html", "Profile", "profile"),  # docs/profile.md
+    ("/app/invitations", "invitations.html", "Invitations", "invitations"),  # docs/launch.md
+)
+
+
+def _signed_in_page(
+    template: str, title: str, script: str
+) -> Callable[[Request], Awaitable[Response]]:
+    async def page(request: Request) -> Response:
+        viewer = await _viewer(request)
+        if viewer is None:
+            return _to_login(request)
+        return _page(request, template, title=title, script=script, viewer=viewer)
+
+    return page
+
+
+for _path, _template, _title, _script in SIGNED_IN_PAGES:
+    router.add_api_route(_path, _signed_in_page(_template, _title, _script), methods=["GET"])
 
 
 @router.get("/app/portfolios/{portfolio_id}")
@@ -185,42 +214,52 @@ async def portfolio_page(request: Request, portfolio_id: int) -> Response:
     )
 
 
+@router.get("/app/strategies/{strategy_id}")
+async def strategy_page(request: Request, strategy_id: int) -> Response:
+    """The editor, backtests and deployments of one strategy: its owner only (others: 404)."""
+    viewer = await _viewer(request)
+    if viewer is None:
+        return _to_login(request)
+    if not is_id(strategy_id):
+        return _not_found(request, viewer, "strategy")
+    try:
+        async with _ctx(request).db.reader() as session:
+            strategy = await strategy_service.get_owned(session, viewer[0], strategy_id)
+    except NotFound:
+        return _not_found(request, viewer, "strategy")
+    return _page(
+        request,
+        "strategy.html",
+        title=strategy.name,
+        script="strategy",
+        viewer=viewer,
+        strategy_id=strategy.id,
+        strategy_name=strategy.name,
+        strategy_code=strategy.code,
+        strategy_kind=strategy.kind,
+    )
+
+
+@router.get("/s/{code}")
+async def public_strategy(request: Request, code: str) -> Response:
+    """A strategy by short code: the page reads GET /v1/strategies/by_code (public ones for
+    anyone, a private one for its owner)."""
+    viewer = await _viewer(request)
+    if not code.isalnum() or len(code) > 20:
+        return _not_found(request, viewer, "strategy")
+    return _page(
+        request,
+        "public_strategy.html",
+        title=code.upper(),
+        script="public_strategy",
+        viewer=viewer,
+        code=code.upper(),
+    )
+
+
 @router.get("/app/settings")
 async def settings_root() -> Response:
     return RedirectResponse("/app/settings/api-keys", status_code=303)
-
-
-@router.get("/app/settings/api-keys")
-async def settings_api_keys(request: Request) -> Response:
-    viewer = await _viewer(request)
-    if viewer is None:
-        return _to_login(request)
-    return _page(request, "settings_keys.html", title="API keys", script="settings", viewer=viewer)
-
-
-@router.get("/app/inbox")
-async def inbox_page(request: Request) -> Response:
-    viewer = await _viewer(request)
-    if viewer is None:
-        return _to_login(request)
-    return _page(request, "inbox.html", title="Inbox", script="inbox", viewer=viewer)
-
-
-@router.get("/app/wallet")
-async def wallet_page(request: Request) -> Response:
-    viewer = await _viewer(request)
-    if viewer is None:
-        return _to_login(request)
-    return _page(request, "wallet.html", title="Wallet", script="wallet", viewer=viewer)
-
-
-@router.get("/app/social")
-async def social_page(request: Request) -> Response:
-    viewer = await _viewer(request)
-    if viewer is None:
-        return _to_login(request)
-    title = "Copying & subscriptions"
-    return _page(request, "social.html", title=title, script="social", viewer=viewer)
 
 
 @router.get("/markets")
@@ -262,6 +301,51 @@ async def public_portfolio(request: Request, code: str) -> Response:
         script="public",
         viewer=viewer,
         code=code.upper(),
+    )
+
+
+@router.get("/waitlist")
+async def waitlist_page(request: Request, ref: str | None = None) -> Response:
+    """Join the waitlist (`?ref=` fills in who referred you) or see your place in line."""
+    return _page(
+        request,
+        "waitlist.html",
+        title="Waitlist",
+        script="waitlist",
+        viewer=await _viewer(request),
+        ref=(ref or "")[:32],
+        verifying=False,
+    )
+
+
+@router.get("/waitlist/verify")
+async def waitlist_verify_page(request: Request) -> Response:
+    """The e-mailed double opt-in link lands here; the page confirms with a POST (a mail
+    scanner that only fetches the link confirms nothing)."""
+    return _page(
+        request,
+        "waitlist.html",
+        title="Confirm your place",
+        script="waitlist",
+        viewer=await _viewer(request),
+        ref="",
+        verifying=True,
+    )
+
+
+@router.get("/u/{user_id}")
+async def public_profile_page(request: Request, user_id: str) -> Response:
+    """A user's public profile: name, avatar, bio, public portfolios and strategies."""
+    viewer = await _viewer(request)
+    if not (user_id.isascii() and user_id.isdigit() and len(user_id) < 20 and is_id(int(user_id))):
+        return _not_found(request, viewer, "profile")
+    return _page(
+        request,
+        "public_profile.html",
+        title="Profile",
+        script="public_profile",
+        viewer=viewer,
+        user_id=int(user_id),
     )
 
 

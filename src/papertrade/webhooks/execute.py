@@ -3,9 +3,14 @@
 One-way (net) positions, as B1 describes: `buy` while short closes the short and opens the long in
 one order; `close_*` reduce only; a target position (`position`/`position_size`) trades the
 difference. A command that would change nothing is noted and skipped, not an error.
+
+In hedge mode a command becomes one step per position side it touches (`_hedge_steps`): `buy`
+opens on the long side and never closes the short, `close` closes each open side, `reverse`
+closes one side and opens the other, and a target position is reached on its side with the
+other side closed (docs/webhooks.md).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from sqlalchemy import select
@@ -24,7 +29,7 @@ from papertrade.orders.pricing import Venue
 from papertrade.orders.record import AnyOrder
 from papertrade.positions import service as position_service
 from papertrade.trading.conditional import ConditionalType, WorkingType
-from papertrade.trading.enums import Action, OrderStatus, OrderType, Side
+from papertrade.trading.enums import Action, OrderStatus, OrderType, PositionSide, Side
 from papertrade.trading.position import sign
 from papertrade.trading.values import Instrument
 from papertrade.uow import AsyncWork
@@ -32,6 +37,7 @@ from papertrade.webhooks.command import Command
 from papertrade.webhooks.errors import NotExecutable, SignalError
 
 HUNDRED = Decimal(100)
+LONG, SHORT = PositionSide.LONG, PositionSide.SHORT
 
 
 @dataclass
@@ -109,19 +115,100 @@ async def _run(
     loaded = workset.get(uow, portfolio_id)
     assert loaded is not None  # the caller has already checked the portfolio
     positions = loaded.positions
-    row = positions.get(cmd.symbol)
-    if cmd.leverage is not None:
-        row = await position_service.position_for(
-            session, positions, portfolio_id, instrument, venue.default_leverage
+    hedge = portfolio.dual_side_position
+    leverage = venue.default_leverage
+    for side in position_service.mode_sides(hedge):
+        row = positions.get(position_service.position_key(cmd.symbol, side))
+        if cmd.leverage is not None:  # one leverage per symbol, on every side (as /fapi sets it)
+            row = await position_service.position_for(
+                session, positions, portfolio_id, instrument, venue.default_leverage, side
+            )
+            if row.leverage != cmd.leverage:
+                position_service.change_leverage(row, instrument, cmd.leverage, mark)
+        if row is not None:
+            leverage = row.leverage
+
+    def held(side: PositionSide) -> Decimal:
+        row = positions.get(position_service.position_key(cmd.symbol, side))
+        return row.quantity if row is not None else ZERO
+
+    steps: list[tuple[Command, PositionSide | None]] = [(cmd, None)]  # the net position
+    if hedge:
+        steps = list(_hedge_steps(cmd, held(LONG), held(SHORT)))
+    for step, on_side in steps:
+        current = held(on_side or PositionSide.BOTH)
+        await _step(
+            uow,
+            venue,
+            principal,
+            portfolio,
+            step,
+            outcome,
+            source,
+            current,
+            leverage,
+            mark,
+            on_side,
         )
-        if row.leverage != cmd.leverage:
-            position_service.change_leverage(row, instrument, cmd.leverage, mark)
-    current = row.quantity if row is not None else ZERO
-    leverage = row.leverage if row is not None else venue.default_leverage
+
+
+def _hedge_steps(cmd: Command, long: Decimal, short: Decimal) -> list[tuple[Command, PositionSide]]:
+    """A command in hedge mode as steps on one position side each (`short` is negative): each
+    step sees only its side's position, so plan() never flips one side into the other."""
+    held = [side for side, qty in ((LONG, long), (SHORT, short)) if qty != ZERO]
+    close = replace(
+        cmd, action="close", qty=None, tp=[], sl=None, position=None, position_size=None
+    )
+    if cmd.target_mode:
+        size = cmd.position_size if cmd.position_size is not None else ZERO
+        wanted = cmd.position or ("flat" if size == ZERO else "long" if size > ZERO else "short")
+        if wanted == "flat":
+            return [(close, side) for side in held] or [(cmd, LONG)]  # nothing to do: noted
+        keep = LONG if wanted == "long" else SHORT
+        return [(close, side) for side in held if side is not keep] + [(cmd, keep)]
+    if cmd.action in ("buy", "close_long"):
+        return [(cmd, LONG)]
+    if cmd.action in ("sell", "close_short"):
+        return [(cmd, SHORT)]
+    if cmd.action == "close":  # each open side (a qty applies to each)
+        return [(cmd, side) for side in held] or [(cmd, LONG)]
+    if len(held) > 1:
+        raise NotExecutable(
+            f"Command {cmd.line}: {cmd.action} needs one open side, and {cmd.symbol} is held long "
+            "and short (hedge mode); send buy, sell, close_long or close_short instead.",
+            code="both_sides_open",
+        )
+    if cmd.action == "add" or not held:  # add to the open side; either one on a flat symbol
+        return [(cmd, held[0] if held else LONG)]  # is refused or noted by plan()
+    side = held[0]  # reverse: close it, then open the other side with its size (or qty)
+    opposite, size = (SHORT, long) if side is LONG else (LONG, -short)
+    opening = replace(cmd, action="sell" if side is LONG else "buy")
+    if cmd.qty is None:
+        opening = replace(opening, qty=size, qty_type="base")
+    return [(close, side), (opening, opposite)]
+
+
+async def _step(
+    uow: AsyncWork,
+    venue: Venue,
+    principal: Principal,
+    portfolio: Portfolio,
+    cmd: Command,
+    outcome: Outcome,
+    source: str,
+    current: Decimal,
+    leverage: int,
+    mark: Decimal,
+    position_side: PositionSide | None,
+) -> None:
+    """One order (and its take-profits and stop-loss) on one position: the net one, or in hedge
+    mode the `position_side` one."""
+    portfolio_id = portfolio.id
+    instrument = venue.instrument(cmd.symbol)
     price = _on_tick(cmd.price, instrument) if cmd.order_type == "limit" else None
     sizing = _Context(cmd, instrument, portfolio, current, leverage, price or mark)
     if cmd.qty_type in ("percent", "percent_equity") and cmd.qty is not None:
-        state = await account_service.account_state(session, venue.market, portfolio)
+        state = await account_service.account_state(uow.session, venue.market, portfolio)
         sizing.equity = state.equity
     leg = plan(sizing)
     if leg is None:
@@ -140,7 +227,7 @@ async def _run(
             code="qty_below_minimum",
         )
     if leg.action is Action.CLOSE and abs(current + leg.side.sign * quantity) == ZERO:
-        await _cancel_exits(uow, portfolio_id, cmd.symbol, outcome)
+        await _cancel_exits(uow, portfolio_id, cmd.symbol, outcome, position_side)
     if cmd.sl is not None:
         _check_stop_loss(sizing, leg, quantity)
     order = await order_service.place_one(
@@ -156,13 +243,16 @@ async def _run(
             quantity=quantity,
             price=price,
             source=source,
+            position_side=position_side,
         ),
     )
     outcome.orders.append(order)
     if cmd.tp:
         await _take_profits(uow, venue, principal, portfolio_id, sizing, leg, quantity, outcome)
     if cmd.sl is not None:
-        await _stop_loss(uow, venue, principal, portfolio_id, sizing, leg, quantity, outcome)
+        await _stop_loss(
+            uow, venue, principal, portfolio_id, sizing, leg, quantity, outcome, order.id
+        )
 
 
 def _on_tick(price: Decimal | None, instrument: Instrument) -> Decimal:
@@ -278,22 +368,27 @@ def _towards(current: Decimal, target: Decimal) -> Leg | None:
     return Leg(side, abs(delta), Action.OPEN, opening=opening)
 
 
-async def _cancel_exits(uow: AsyncWork, portfolio_id: int, symbol: str, outcome: Outcome) -> None:
-    """A full close also cancels the symbol's resting reduce-only orders (earlier take-profits)."""
-    rows = await uow.session.scalars(
-        select(Order)
-        .where(
-            Order.portfolio_id == portfolio_id,
-            Order.symbol == symbol,
-            Order.is_open.is_(True),
-            Order.action == Action.CLOSE.value,
-        )
-        .with_for_update()
+async def _cancel_exits(
+    uow: AsyncWork,
+    portfolio_id: int,
+    symbol: str,
+    outcome: Outcome,
+    position_side: PositionSide | None,
+) -> None:
+    """A full close also cancels the position's resting reduce-only orders (earlier
+    take-profits) and waiting stops: in hedge mode, those of the closed side only."""
+    statement = select(Order).where(
+        Order.portfolio_id == portfolio_id,
+        Order.symbol == symbol,
+        Order.is_open.is_(True),
+        Order.action == Action.CLOSE.value,
     )
-    for order in rows:
+    if position_side is not None:
+        statement = statement.where(Order.position_side == position_side.value)
+    for order in await uow.session.scalars(statement.with_for_update()):
         transition(uow, order, OrderStatus.CANCELED, "the alert closed the position")
         outcome.canceled.append(order)
-    stops = await conditional_service.cancel_closing_in(uow, portfolio_id, symbol)
+    stops = await conditional_service.cancel_closing_in(uow, portfolio_id, symbol, position_side)
     if stops:
         outcome.notes.append(f"cancelled {len(stops)} waiting stop/take-profit order(s)")
 
@@ -376,12 +471,13 @@ async def _stop_loss(
     leg: Leg,
     quantity: Decimal,
     outcome: Outcome,
+    entry_id: int,
 ) -> None:
     """A STOP_MARKET that closes the whole position when the last price reaches sl."""
     trigger = _check_stop_loss(s, leg, quantity)
     after = s.current + leg.side.sign * quantity
     stop = await place_stop_loss(
-        uow, venue, principal, portfolio_id, s.cmd.symbol, after > 0, trigger, "webhook"
+        uow, venue, principal, portfolio_id, s.cmd.symbol, after > 0, trigger, "webhook", entry_id
     )
     outcome.stops.append(stop)
     outcome.notes.append(
@@ -399,6 +495,7 @@ async def place_stop_loss(
     long: bool,
     trigger: Decimal,
     source: str,
+    origin_order_id: int | None = None,
 ) -> ConditionalOrder:
     """The stop-loss every signal source places: a close-position STOP_MARKET watching the mark
     (the price a signal's stop is checked against), so it closes whatever the position is."""
@@ -415,5 +512,6 @@ async def place_stop_loss(
             close_position=True,
             working_type=WorkingType.MARK_PRICE,
             source=source,
+            origin_order_id=origin_order_id,
         ),
     )

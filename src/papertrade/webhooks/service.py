@@ -246,7 +246,9 @@ async def _execute(
         signal.msg = _summary(outcome)[:1000]
         signal.processed_at = now_ms()
         await _touch(session, alert.token)
-        announce(uow, signal, SignalExecuted if outcome.did_something else SignalIgnored)
+        announce(
+            uow, signal, SignalExecuted if outcome.did_something else SignalIgnored, outcome.orders
+        )
         if random.random() < 0.02:  # housekeeping: forget expired keys now and then
             await session.execute(delete(SignalDedupe).where(SignalDedupe.expires_at < now_ms()))
     return Received(signal.id, signal.status, signal.msg, outcome.orders)

@@ -1,5 +1,6 @@
 """The signal history: how received alerts are kept and announced."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,9 @@ from papertrade.context import AppContext
 from papertrade.errors import NotFound, PapertradeError
 from papertrade.models import Signal, WebhookToken
 from papertrade.orders.events import OrderRejected
+from papertrade.orders.record import AnyOrder
+from papertrade.trading import position as position_math
+from papertrade.trading.enums import Action, Side
 from papertrade.uow import AsyncWork
 from papertrade.webhooks.command import Command
 from papertrade.webhooks.events import (
@@ -59,9 +63,36 @@ def signal_event_data(signal: Signal) -> dict[str, Any]:
     return SignalRead.model_validate(signal).model_dump(mode="json")
 
 
-def announce(uow: AsyncWork, signal: Signal, kind: type[SignalEvent]) -> None:
-    """Queue a `signal.*` event (published after the commit)."""
-    uow.emit(kind(portfolio_id=signal.portfolio_id, signal=signal_event_data(signal)))
+def announce(
+    uow: AsyncWork, signal: Signal, kind: type[SignalEvent], orders: Sequence[AnyOrder] = ()
+) -> None:
+    """Queue a `signal.*` event (published after the commit). Given the orders it placed, an
+    executed signal also says which positions they closed (`closed`: the Telegram close
+    notice, domain rules B2.7)."""
+    data = signal_event_data(signal)
+    closed = closes(orders)
+    if closed:
+        data["closed"] = closed
+    uow.emit(kind(portfolio_id=signal.portfolio_id, signal=data))
+
+
+def closes(orders: Sequence[AnyOrder]) -> list[dict[str, Any]]:
+    """Each filled closing order: symbol, price, quantity, realised PnL and its percent."""
+    return [
+        {
+            "symbol": o.symbol,
+            "price": str(o.avg_price),
+            "quantity": str(o.filled_quantity),
+            "realized_pnl": str(o.realized_pnl),
+            "pnl_pct": str(
+                position_math.closed_pnl_pct(
+                    o.avg_price, o.filled_quantity, o.realized_pnl, Side(o.side).sign
+                )
+            ),
+        }
+        for o in orders
+        if o.action == Action.CLOSE and o.filled_quantity > 0
+    ]
 
 
 async def record(

@@ -7,6 +7,9 @@ from papertrade.market.feed import INTERVALS_MS
 MARKET_KINDS = ("mark_price", "ticker", "kline")
 PORTFOLIO_KINDS = ("orders", "positions", "balance", "signals")
 INBOX = "inbox"  # the caller's own notifications (topic "inbox:<user id>")
+BACKTESTS = "backtests"  # the progress of the caller's backtests (topic "backtests:<user id>")
+SOCIAL = "social"  # the caller's copy-trading and subscription events (topic "social:<user id>")
+USER_KINDS = (INBOX, BACKTESTS, SOCIAL)  # channels of the caller's own account
 MAX_NAME = 64
 
 # Which portfolio channel each domain event goes to.
@@ -76,8 +79,8 @@ def parse(name: object) -> list[Channel]:
         return [Channel(k, portfolio_id=pid) for k in PORTFOLIO_KINDS]
     if kind in PORTFOLIO_KINDS:
         return [Channel(kind, portfolio_id=_portfolio_id(rest, name) if rest else None)]
-    if kind == INBOX and not rest:
-        return [Channel(INBOX)]
+    if kind in USER_KINDS and not rest:
+        return [Channel(kind)]
     if kind == "mark_price":
         return [Channel(kind, symbol=rest.upper() if rest else None)]
     if kind == "ticker":
@@ -97,5 +100,5 @@ def parse(name: object) -> list[Channel]:
         "unknown_channel",
         f"Unknown channel {name!r}. Market: mark_price, mark_price:<SYMBOL>, ticker:<SYMBOL>, "
         "kline:<SYMBOL>:<interval>. Portfolio: orders:<id>, positions:<id>, balance:<id>, "
-        "signals:<id>, portfolio:<id> (all four). Account: inbox.",
+        "signals:<id>, portfolio:<id> (all four). Account: inbox, backtests, social.",
     )

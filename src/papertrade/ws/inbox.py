@@ -1,4 +1,6 @@
-"""New notifications to the `inbox` channel of their owners' sockets, in every process.
+"""New notifications to the `inbox` channel of their owners' sockets, in every process; and
+the progress of backtests to the `backtests` channel of theirs, the same way (a backtest runs
+as a job, in a `papertrade worker` process when scaled out).
 
 Notifications are made by the outbox consumer, which runs in the engine leader only; a user's
 socket may be held by any process. Without Redis there is one process and delivery is local;
@@ -22,12 +24,17 @@ from papertrade.events import DomainEvent
 from papertrade.kit.deployment import namespace
 from papertrade.kit.tasks import cancel_requested
 from papertrade.kit.time import now_ms
-from papertrade.ws.channels import INBOX
+from papertrade.ws.channels import BACKTESTS, INBOX
 from papertrade.ws.frames import dumps
 from papertrade.ws.hub import Hub
 
 log = logging.getLogger("papertrade.ws")
 EVENT_TYPE = "notification.created"
+# the events that go to a channel of their user's: type → channel
+USER_EVENTS = {
+    EVENT_TYPE: INBOX,
+    "backtest.progress": BACKTESTS,
+}
 
 
 class InboxRelay:
@@ -54,26 +61,28 @@ class InboxRelay:
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """The EventBus subscriber (after each commit)."""
         for event in events:
-            if event.type != EVENT_TYPE:
+            channel = USER_EVENTS.get(event.type)
+            if channel is None:
                 continue
-            items: Sequence[Mapping[str, Any]] = getattr(event, "notifications", ())
+            items = _items(event)
             if self.redis is None:
-                self.deliver(items)
+                self.deliver(channel, event.type, items)
                 continue
+            wire = {"channel": channel, "type": event.type, "items": list(items)}
             try:
-                await self.redis.publish(self.channel, orjson.dumps(list(items)))
+                await self.redis.publish(self.channel, orjson.dumps(wire))
             except (RedisError, OSError) as exc:
                 if cancel_requested():
                     raise
-                log.error("relaying %d notifications to sockets failed: %s", len(items), exc)
+                log.error("relaying %d %s to sockets failed: %s", len(items), event.type, exc)
 
-    def deliver(self, items: Sequence[Mapping[str, Any]]) -> None:
-        """Send each notification to its owner's `inbox` subscribers in this process."""
+    def deliver(self, channel: str, event_type: str, items: Sequence[Mapping[str, Any]]) -> None:
+        """Send each item to its owner's `channel` subscribers in this process."""
         for item in items:
-            topic = f"{INBOX}:{item['user_id']}"
+            topic = f"{channel}:{item['user_id']}"
             if self.hub.has(topic):
                 shown = {k: v for k, v in item.items() if k != "user_id"}
-                message = {"channel": INBOX, "type": EVENT_TYPE, "time": now_ms(), "data": shown}
+                message = {"channel": channel, "type": event_type, "time": now_ms(), "data": shown}
                 self.hub.publish(topic, dumps(message))
 
     async def _listen(self) -> None:
@@ -106,6 +115,19 @@ class InboxRelay:
                 raise
             if message is not None and message.get("type") == "message":
                 try:
-                    self.deliver(orjson.loads(message["data"]))
+                    self.received(orjson.loads(message["data"]))
                 except (ValueError, KeyError, TypeError):
-                    log.exception("malformed notification on the inbox relay")
+                    log.exception("malformed message on the %s relay", self.channel)
+
+    def received(self, wire: Any) -> None:
+        """Deliver what another process (or this one) published on the relay's channel."""
+        self.deliver(wire["channel"], wire["type"], wire["items"])
+
+
+def _items(event: DomainEvent) -> Sequence[Mapping[str, Any]]:
+    """The per-user items of an event: a batch of notifications, or the event's own data
+    (which names its `user_id`)."""
+    if event.type == EVENT_TYPE:
+        notifications: Sequence[Mapping[str, Any]] = getattr(event, "notifications", ())
+        return notifications
+    return [event.data]

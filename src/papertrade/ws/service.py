@@ -20,6 +20,7 @@ from papertrade.ws.inbox import InboxRelay
 from papertrade.ws.market import MarketPublisher
 from papertrade.ws.portfolio import PortfolioFanout
 from papertrade.ws.positions import PositionMarks
+from papertrade.ws.social import SocialRelay
 
 log = logging.getLogger("papertrade.ws")
 
@@ -46,6 +47,7 @@ class Realtime:
         self.hub = Hub(flush_ms=settings.ws_flush_ms, max_buffer=settings.ws_max_buffer_bytes)
         self.portfolio = PortfolioFanout(self.hub, ctx.redis, settings.database_url)
         self.inbox = InboxRelay(self.hub, ctx.redis, settings.database_url)
+        self.social = SocialRelay(self.hub, ctx.redis, settings.database_url)
         self.market = MarketPublisher(self.hub, ctx.market) if ctx.market is not None else None
         self.position_marks = PositionMarks(self.hub, ctx)
         self.started_at = now_ms()
@@ -56,6 +58,7 @@ class Realtime:
     async def start(self) -> None:
         await self.portfolio.start()
         await self.inbox.start()
+        await self.social.start()
         self._running = True
         self.ctx.events.subscribe(self._on_events)
         if self.market is not None:
@@ -86,11 +89,13 @@ class Realtime:
         await self.position_marks.stop()
         await self.portfolio.stop()
         await self.inbox.stop()
+        await self.social.stop()
 
     async def _on_events(self, events: Sequence[DomainEvent]) -> None:
         if self._running:
             await self.portfolio.on_events(events)
             await self.inbox.on_events(events)
+            await self.social.on_events(events)
 
     def close_client(self, client: Client, close_code: int, code: str, msg: str) -> None:
         """Tell the client why, then close it (in the background, bounded in time)."""

@@ -11,7 +11,7 @@ from papertrade.kit.ids import is_id
 from papertrade.kit.time import now_ms
 from papertrade.portfolios import service as portfolio_service
 from papertrade.ws import auth
-from papertrade.ws.channels import INBOX, Channel, ChannelError, parse
+from papertrade.ws.channels import USER_KINDS, Channel, ChannelError, parse
 from papertrade.ws.client import Client
 from papertrade.ws.frames import dumps
 from papertrade.ws.service import (
@@ -156,8 +156,8 @@ class Session:
         async with self.ctx.db.reader() as session:
             mine: list[int] | None = None
             for channel in parsed:
-                if channel.kind == INBOX:
-                    topics.append(f"{INBOX}:{principal.user_id}")
+                if channel.kind in USER_KINDS:
+                    topics.append(f"{channel.kind}:{principal.user_id}")
                     continue
                 if channel.symbol is not None and channel.symbol not in instruments:
                     raise ChannelError(
@@ -206,8 +206,9 @@ class Session:
         except ChannelError as exc:
             self.error(exc.code, exc.message, request_id)
             return
-        if INBOX in topics and self.client.principal is not None:
-            topics.append(f"{INBOX}:{self.client.principal.user_id}")
+        if self.client.principal is not None:
+            user_id = self.client.principal.user_id
+            topics += [f"{kind}:{user_id}" for kind in USER_KINDS if kind in topics]
         if any(t in {"orders", "positions", "balance", "signals"} for t in topics):
             kinds = {t for t in topics if ":" not in t}
             topics = [t for t in topics if ":" in t]

@@ -1,22 +1,28 @@
 """Signed account endpoints: account, balance, positions, leverage, modes, income, fees."""
 
+from decimal import Decimal
 from typing import Any
 
 from papertrade.fapi import account_view, queries, translate
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.errors import FapiError, invalid_data
+from papertrade.fapi.order_checks import check_precision
 from papertrade.fapi.params import Params
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio
 from papertrade.orders.pricing import Venue, instrument_of, require_feed
 from papertrade.portfolios import service as portfolio_service
 from papertrade.positions import service as position_service
+from papertrade.trading.enums import MarginType
 from papertrade.trading.values import Instrument
 
-ONE_WAY_ONLY = (
-    "Papertrade runs one-way mode only (dualSidePosition=false); hedge mode is not supported."
-)
-CROSS_ONLY = "Papertrade runs cross margin only (marginType=CROSSED); ISOLATED is not supported."
+MARGIN_TYPES = {
+    "ISOLATED": MarginType.ISOLATED,
+    "CROSSED": MarginType.CROSS,
+    "CROSS": MarginType.CROSS,
+}
+POSITION_SIDES = {"BOTH", "LONG", "SHORT"}
+MAX_MARGIN_AMOUNT = Decimal(10) ** 15
 
 
 async def _portfolio(call: Call, session: Any) -> Portfolio:
@@ -53,9 +59,10 @@ async def balance(call: Call) -> Any:
 async def position_risk_v3(call: Call) -> Any:
     only = _symbol_filter(call)
     snap = await _snapshot(call)
-    symbols = snap.active_symbols()
+    symbols = [s for s in snap.active_symbols() if only is None or s == only.symbol]
     return [
-        account_view.position_risk_v3(snap, s) for s in symbols if only is None or s == only.symbol
+        account_view.position_risk_v3(snap, s, side)
+        for s, side in account_view.rows_of(snap, symbols)
     ]
 
 
@@ -64,7 +71,10 @@ async def position_risk_v2(call: Call) -> Any:
     only = _symbol_filter(call)
     snap = await _snapshot(call)
     symbols = [only.symbol] if only else sorted(snap.instruments)
-    return [account_view.position_risk_v2(snap, s) for s in symbols]
+    return [
+        account_view.position_risk_v2(snap, s, side)
+        for s, side in account_view.rows_of(snap, symbols)
+    ]
 
 
 @endpoint("POST", "/v1/leverage", signed=True)
@@ -97,21 +107,23 @@ async def leverage_bracket(call: Call) -> Any:
 
 @endpoint("GET", "/v1/positionSide/dual", signed=True, weight=30)
 async def position_mode(call: Call) -> Any:
-    return {"dualSidePosition": False}
+    async with call.ctx.db.reader() as session:
+        portfolio = await _portfolio(call, session)
+    return {"dualSidePosition": portfolio.dual_side_position}
 
 
 @endpoint("POST", "/v1/positionSide/dual", signed=True)
 async def change_position_mode(call: Call) -> Any:
-    dual = call.params.values.get("dualSidePosition", "")
-    if dual == "":
+    if call.params.values.get("dualSidePosition", "") == "":
         raise FapiError(
             400,
             -1102,
             "Mandatory parameter 'dualSidePosition' was not sent, was empty/null, or malformed.",
         )
-    if call.params.boolean("dualSidePosition"):
-        raise invalid_data("dualSidePosition", ONE_WAY_ONLY)
-    raise FapiError(400, -4059, "No need to change position side.")
+    dual = call.params.boolean("dualSidePosition")
+    async with call.ctx.transaction() as uow:
+        await position_service.set_position_mode(uow, call.principal, call.portfolio_id, dual)
+    return {"code": 200, "msg": "success"}
 
 
 @endpoint("GET", "/v1/multiAssetsMargin", signed=True, weight=30)
@@ -142,17 +154,88 @@ async def change_multi_assets_mode(call: Call) -> Any:
 async def change_margin_type(call: Call) -> Any:
     symbol = call.params.symbol()
     assert symbol is not None
-    instrument_of(call.ctx.market, symbol)
-    margin_type = call.params.choice(
+    chosen = call.params.choice(
         "marginType",
-        {"ISOLATED", "CROSSED", "CROSS"},
+        set(MARGIN_TYPES),
         required=True,
         error=invalid_data("marginType", "Use ISOLATED or CROSSED."),
     )
-    if margin_type == "ISOLATED":
-        raise invalid_data("marginType", CROSS_ONLY)
-    # Every symbol is always cross: exactly Binance's answer when nothing changes.
-    raise FapiError(400, -4046, "No need to change margin type.")
+    assert chosen is not None
+    async with call.ctx.transaction() as uow:
+        await position_service.set_margin_type(
+            uow, Venue.of(call.ctx), call.principal, call.portfolio_id, symbol, MARGIN_TYPES[chosen]
+        )
+    return {"code": 200, "msg": "success"}
+
+
+@endpoint("POST", "/v1/positionMargin", signed=True)
+async def change_position_margin(call: Call) -> Any:
+    params = call.params
+    symbol = params.symbol()
+    assert symbol is not None
+    amount = params.decimal("amount", required=True)
+    kind = params.integer("type", required=True, low=1, high=2)
+    position_side = params.choice(
+        "positionSide", POSITION_SIDES, error=FapiError(400, -4060, "Invalid position side.")
+    )
+    assert amount is not None
+    assert kind is not None
+    if amount <= 0 or amount > MAX_MARGIN_AMOUNT:
+        raise invalid_data("amount", "It must be a positive USDT amount.")
+    check_precision(amount, 6)
+    async with call.ctx.transaction() as uow:
+        position = await position_service.adjust_isolated_margin(
+            uow,
+            Venue.of(call.ctx),
+            call.principal,
+            call.portfolio_id,
+            symbol,
+            position_side,
+            amount,
+            kind,
+        )
+    return {
+        "amount": float(amount),
+        "code": 200,
+        "msg": "Successfully modify position margin.",
+        "type": kind,
+        "symbol": position.symbol,
+    }
+
+
+@endpoint("GET", "/v1/positionMargin/history", signed=True, weight=1)
+async def position_margin_history(call: Call) -> Any:
+    params = call.params
+    symbol = params.symbol()
+    assert symbol is not None
+    instrument = instrument_of(call.ctx.market, symbol)
+    kind = params.integer("type", low=1, high=2)
+    start = params.integer("startTime", low=0)
+    end = params.integer("endTime", low=0)
+    limit = params.limit(500, 1000)
+    async with call.ctx.db.reader() as session:
+        await _portfolio(call, session)
+        rows = await position_service.margin_history(
+            session,
+            call.portfolio_id,
+            symbol=instrument.symbol,
+            kind=kind,
+            start_ms=start,
+            end_ms=end,
+            limit=limit,
+        )
+    return [
+        {
+            "symbol": row.symbol,
+            "type": row.type,
+            "deltaType": "USER_ADJUST",
+            "amount": translate.money(row.amount),
+            "asset": "USDT",
+            "time": row.created_at,
+            "positionSide": row.position_side,
+        }
+        for row in rows
+    ]
 
 
 @endpoint("GET", "/v1/symbolConfig", signed=True, weight=5)
@@ -163,7 +246,7 @@ async def symbol_config(call: Call) -> Any:
     return [
         {
             "symbol": s,
-            "marginType": "CROSSED",
+            "marginType": "ISOLATED" if snap.isolated(s) else "CROSSED",
             "isAutoAddMargin": "false",
             "leverage": snap.leverage(s),
             "maxNotionalValue": snap.max_notional(s),
@@ -174,12 +257,14 @@ async def symbol_config(call: Call) -> Any:
 
 @endpoint("GET", "/v1/accountConfig", signed=True, weight=5)
 async def account_config(call: Call) -> Any:
+    async with call.ctx.db.reader() as session:
+        portfolio = await _portfolio(call, session)
     return {
         "feeTier": 0,
         "canTrade": True,
         "canDeposit": False,
         "canWithdraw": False,
-        "dualSidePosition": False,
+        "dualSidePosition": portfolio.dual_side_position,
         "updateTime": now_ms(),
         "multiAssetsMargin": False,
         "tradeGroupId": -1,

@@ -21,12 +21,23 @@ from papertrade.models import ConditionalOrder, Order
 from papertrade.orders.pricing import Venue, instrument_of
 from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.conditional import ConditionalType, WorkingType
-from papertrade.trading.enums import Side, TimeInForce
+from papertrade.trading.enums import PositionSide, Side, TimeInForce
 from papertrade.trading.values import Instrument
 
 CONDITIONAL_TYPES = {kind.value.upper(): kind for kind in ConditionalType}
 CLIENT_ID_PATTERN = r"^[\.A-Z\:/a-z0-9_-]{1,36}$"
 MAX_LISTED = 1000
+
+
+def position_side_of(params: Params) -> PositionSide:
+    """Binance's positionSide: BOTH unless sent (the portfolio's mode judges it when placed)."""
+    value = params.choice(
+        "positionSide",
+        {"BOTH", "LONG", "SHORT"},
+        default="BOTH",
+        error=FapiError(400, -4060, "Invalid position side."),
+    )
+    return PositionSide(value or "BOTH")
 
 
 def parse_conditional(
@@ -37,9 +48,7 @@ def parse_conditional(
     side = params.choice(
         "side", {"BUY", "SELL"}, required=True, error=FapiError(400, -1117, "Invalid side.")
     )
-    position_side = params.choice("positionSide", {"BOTH", "LONG", "SHORT"}, default="BOTH")
-    if position_side != "BOTH":
-        raise FapiError(400, -4061, "Order's position side does not match user's setting.")
+    position_side = position_side_of(params)
     kind = CONDITIONAL_TYPES[kind_name]
     close_position = params.boolean("closePosition")
     quantity = params.decimal("quantity", required=not close_position)
@@ -99,6 +108,7 @@ def parse_conditional(
         time_in_force=TimeInForce(tif),
         client_algo_id=client_id,
         source="fapi-order" if legacy else "fapi",
+        position_side=position_side,
     )
 
 

@@ -5,7 +5,7 @@ from collections.abc import Awaitable, Callable
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any, TypeVar
 
-from papertrade.fapi import translate
+from papertrade.fapi import auth, translate
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.errors import INTERNAL_RETRY, FapiError
 from papertrade.fapi.params import Params
@@ -78,7 +78,10 @@ async def server_time(call: Call) -> Any:
 
 @endpoint("GET", "/v1/exchangeInfo")
 async def exchange_info(call: Call) -> Any:
-    settings = call.ctx.settings
+    """The rate limits are the caller's when its request carries an API key (its owner's tier),
+    otherwise the service's ceilings (an unsigned request is weighed per IP against those)."""
+    tier = await auth.tier_of_key_header(call.ctx, call.request)
+    weight, per_10s, per_min = auth.budgets(call.ctx, tier)
     return {
         "timezone": "UTC",
         "serverTime": now_ms(),
@@ -88,19 +91,19 @@ async def exchange_info(call: Call) -> Any:
                 "rateLimitType": "REQUEST_WEIGHT",
                 "interval": "MINUTE",
                 "intervalNum": 1,
-                "limit": settings.rate_limit_compat_weight_per_min,
+                "limit": weight,
             },
             {
                 "rateLimitType": "ORDERS",
                 "interval": "MINUTE",
                 "intervalNum": 1,
-                "limit": settings.rate_limit_compat_orders_per_min,
+                "limit": per_min,
             },
             {
                 "rateLimitType": "ORDERS",
                 "interval": "SECOND",
                 "intervalNum": 10,
-                "limit": settings.rate_limit_compat_orders_per_10s,
+                "limit": per_10s,
             },
         ],
         "exchangeFilters": [],

@@ -51,9 +51,6 @@ def _time_in_force(params: Params, order_type: OrderType) -> TimeInForce:
 
 
 def _refuse_unsupported(params: Params, order_type: OrderType) -> None:
-    position_side = params.choice("positionSide", {"BOTH", "LONG", "SHORT"}, default="BOTH")
-    if position_side != "BOTH":
-        raise FapiError(400, -4061, "Order's position side does not match user's setting.")
     if params.boolean("closePosition"):
         raise not_required("closePosition")
     for name in NOT_FOR_PLAIN_ORDERS:
@@ -105,6 +102,8 @@ def build_command(call: Call, instrument: Instrument) -> PlaceOrder:
         client_order_id=client_id,
         source="fapi",
         strict_reduce_side=True,
+        position_side=algo.position_side_of(params),
+        reduce_only_sent=reduce_only,
     )
 
 

@@ -32,13 +32,17 @@ from papertrade.trading.position import apply_fill, sign
 ASSUMPTIONS = {
     "fill": "A rule that fires on a bar's close fills at the next bar's open, as a market "
     "(taker) order; nothing uses a bar before it has closed (no look-ahead).",
-    "fees": "Every fill pays the taker fee rate on its notional (maker rate unused: no resting "
-    "orders in a backtest).",
+    "fees": "Every fill pays the taker fee rate on its notional, except a limit entry that fills "
+    "at its limit inside the bar (a resting order: the maker rate).",
     "funding": "Charged at every funding time on the position open then, at that bar's close, "
     "with the feed's funding rate (0 when the feed has no funding history).",
-    "stops": "stop_loss / take_profit / trailing_stop are checked on each bar's low and high "
-    "from the fill bar on; when one bar touches both, the stop is assumed first; a bar that "
-    "opens beyond the stop fills at its open.",
+    "stops": "stop_loss / take_profit / trailing_stop (and a Python order's sl / tp prices) are "
+    "checked on each bar's low and high from the fill bar on; the order of prices inside a bar "
+    "is unknown, so when one bar touches both the stop is assumed first (the pessimistic "
+    "reading, no look-ahead); a bar that opens beyond a level fills at its open.",
+    "limit": "A Python limit entry is good for the next bar only: it fills at that bar's open "
+    "when the open is already through the limit (taker), at the limit when the bar's range "
+    "reaches it (maker), and otherwise lapses (listed in refusals).",
     "pyramiding": "None: an entry while already on that side does nothing; an entry on the "
     "other side closes the position first.",
     "liquidation": "Not simulated; an entry must have its initial margin, and the run stops "
@@ -120,13 +124,24 @@ class _Book:
         self.exit_bar: int | None = None  # where the open position's stop/target hits
         self.exit_price = ZERO
         self.exit_reason = ""
+        # the open trade's own stop and target prices (a Python order's sl/tp), else the
+        # program's percentages apply
+        self.stop_price: float | None = None
+        self.target_price: float | None = None
 
     def equity_at(self, bar: int) -> Decimal:
         return self.cash + self.qty * (_price(self.bars.close[bar]) - self.entry)
 
-    def fill(self, bar: int, price: Decimal, qty: Decimal, reason: str) -> None:
+    def fill(
+        self,
+        bar: int,
+        price: Decimal,
+        qty: Decimal,
+        reason: str,
+        liquidity: Liquidity = Liquidity.TAKER,
+    ) -> None:
         change = apply_fill(self.qty, self.entry, qty, price)
-        fee = self.costs.fees.commission(abs(qty) * price, Liquidity.TAKER)
+        fee = self.costs.fees.commission(abs(qty) * price, liquidity)
         self.cash += change.realized_pnl - fee
         self.fees += fee
         fill = Fill(int(self.bars.time[bar]), price, qty, fee, reason)
@@ -150,12 +165,44 @@ class _Book:
         if self.qty != ZERO:
             self.fill(bar, price, -self.qty, reason)
 
-    def open(self, decided: int, side: str, size: ast.Size, reason: str) -> None:
+    def open(
+        self,
+        decided: int,
+        side: str,
+        size: ast.Size,
+        reason: str,
+        limit: float | None = None,
+        stop: float | None = None,
+        target: float | None = None,
+    ) -> None:
         bar = decided + 1
         price = _price(self.bars.open[bar])
         direction = 1 if side == "long" else -1
         if sign(self.qty) == direction:
             return  # no pyramiding
+        liquidity = Liquidity.TAKER
+        if limit is not None:
+            through = (
+                self.bars.open[bar] <= limit if direction > 0 else self.bars.open[bar] >= limit
+            )
+            reached = self.bars.low[bar] <= limit if direction > 0 else self.bars.high[bar] >= limit
+            if not reached:
+                when = int(self.bars.time[decided])
+                self.refusals.append(Refusal(when, reason, f"limit {limit:g} not reached"))
+                return
+            if not through:
+                price, liquidity = _price(limit), Liquidity.MAKER
+        for level, name, below in ((stop, "stop-loss", True), (target, "take-profit", False)):
+            if level is not None and (level >= float(price)) == (below == (direction > 0)):
+                where = "below" if below == (direction > 0) else "above"
+                self.refusals.append(
+                    Refusal(
+                        int(self.bars.time[decided]),
+                        reason,
+                        f"{name} {level:g} must be {where} the entry price {price}",
+                    )
+                )
+                return
         if self.qty != ZERO:
             self.close(bar, price, reason)
         leverage = Decimal(self.program.leverage)
@@ -176,12 +223,16 @@ class _Book:
                 Refusal(int(self.bars.time[decided]), reason, "insufficient margin")
             )
             return
-        self.fill(bar, price, qty * direction, reason)
+        self.stop_price, self.target_price = stop, target
+        self.fill(bar, price, qty * direction, reason, liquidity)
 
     def _find_exit(self, start: int) -> None:
         """The first bar from `start` on where the open position's stop or target is hit."""
         program, bars = self.program, self.bars
-        if not (program.stop_loss_pct or program.take_profit_pct or program.trailing_stop_pct):
+        stop_pct = None if self.stop_price is not None else program.stop_loss_pct
+        target_pct = None if self.target_price is not None else program.take_profit_pct
+        own = self.stop_price is not None or self.target_price is not None
+        if not (stop_pct or target_pct or program.trailing_stop_pct or own):
             return
         long = self.qty > 0
         entry = float(self.entry)
@@ -191,8 +242,10 @@ class _Book:
             end = min(len(bars), begin + span)
             low, high, opens = bars.low[begin:end], bars.high[begin:end], bars.open[begin:end]
             stop = np.full(end - begin, -np.inf if long else np.inf)
-            if program.stop_loss_pct:
-                pct = program.stop_loss_pct / 100
+            if self.stop_price is not None:
+                stop[:] = self.stop_price
+            elif stop_pct:
+                pct = stop_pct / 100
                 stop[:] = entry * (1 - pct) if long else entry * (1 + pct)
             if program.trailing_stop_pct:
                 pct = program.trailing_stop_pct / 100
@@ -203,10 +256,11 @@ class _Book:
                 trail = best[begin - start :] * ((1 - pct) if long else (1 + pct))
                 stop = np.maximum(stop, trail) if long else np.minimum(stop, trail)
             stopped = low <= stop if long else high >= stop
-            target_price = None
-            if program.take_profit_pct:
-                pct = program.take_profit_pct / 100
+            target_price = self.target_price
+            if target_price is None and target_pct:
+                pct = target_pct / 100
                 target_price = entry * (1 + pct) if long else entry * (1 - pct)
+            if target_price is not None:
                 hit_target = high >= target_price if long else low <= target_price
             else:
                 hit_target = np.zeros(end - begin, dtype=bool)
@@ -253,13 +307,17 @@ def simulate(program: ast.Program, bars: Bars, costs: Costs) -> Outcome:
     return _outcome(book, bars, costs)
 
 
+PythonOrder = tuple[int, str, float, float | None, float | None, float | None]
+
+
 def simulate_orders(
-    program: ast.Program, bars: Bars, costs: Costs, orders: list[tuple[int, str, float]]
+    program: ast.Program, bars: Bars, costs: Costs, orders: list[PythonOrder]
 ) -> Outcome:
     """The same book, driven by orders a Python strategy asked for: (bar, long|short|close,
-    fraction of equity), each filled at the next bar's open like a DSL rule's."""
+    fraction of equity, sl, tp, limit), each filled at the next bar's open like a DSL rule's
+    (a limit entry at its limit if the next bar reaches it)."""
     book = _Book(program, bars, costs)
-    for bar, kind, fraction in orders:
+    for bar, kind, fraction, stop, target, limit in orders:
         if not 0 <= bar < len(bars) - 1 or bars.time[bar] < costs.trade_from:
             continue  # the last bar has no next open to fill at; warm-up bars do not trade
         book.exit_before(bar)
@@ -269,7 +327,7 @@ def simulate_orders(
         if kind == "close":
             book.close(bar + 1, _price(bars.open[bar + 1]), reason)
         else:
-            book.open(bar, kind, ast.Size(fraction * 100, "%"), reason)
+            book.open(bar, kind, ast.Size(fraction * 100, "%"), reason, limit, stop, target)
     book.exit_before(len(bars) - 1)
     return _outcome(book, bars, costs)
 

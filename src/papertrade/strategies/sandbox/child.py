@@ -135,7 +135,7 @@ class Context:
         self.bar = Bar()
         self.position = Position()
         self.intents: list[list[Any]] = []
-        self._pending: str | None = None
+        self._pending: tuple[str, float | None, float | None, float | None] | None = None
 
     def indicator(self, name: str, *args: float, source: str = "close") -> Series:
         columns = self._columns
@@ -151,16 +151,29 @@ class Context:
     def crossover(self, a: Series, b: Series) -> bool:
         return bool(a[-1] > b[-1] and a[-2] <= b[-2])
 
-    def _order(self, kind: str, size: float) -> None:
+    def _order(
+        self,
+        kind: str,
+        size: float,
+        sl: float | None = None,
+        tp: float | None = None,
+        limit: float | None = None,
+    ) -> None:
         if not 0 < size <= 1:
             raise Refused("size is a fraction of equity above 0 and at most 1")
+        for name, price in (("sl", sl), ("tp", tp), ("limit", limit)):
+            if price is not None and not (
+                isinstance(price, int | float) and math.isfinite(price) and price > 0
+            ):
+                raise Refused(f"{name} is a price: a positive number")
         this_bar = sum(
             1 for intent in self.intents[-MAX_INTENTS_PER_BAR:] if intent[0] == self._clock.bar
         )
         if this_bar >= MAX_INTENTS_PER_BAR:
             raise Refused(f"at most {MAX_INTENTS_PER_BAR} orders a bar")
-        self.intents.append([self._clock.bar, kind, float(size)])
-        self._pending = kind
+        stop, target, at = (None if p is None else float(p) for p in (sl, tp, limit))
+        self.intents.append([self._clock.bar, kind, float(size), stop, target, at])
+        self._pending = (kind, stop, target, at)
 
     def buy(
         self,
@@ -169,7 +182,9 @@ class Context:
         tp: float | None = None,
         limit: float | None = None,
     ) -> None:
-        self._order("long", size)
+        """Go long: sl/tp are the stop-loss and take-profit prices, limit a LIMIT entry good
+        for the next bar (all optional)."""
+        self._order("long", size, sl, tp, limit)
 
     def sell(
         self,
@@ -178,13 +193,15 @@ class Context:
         tp: float | None = None,
         limit: float | None = None,
     ) -> None:
-        self._order("short", size)
+        self._order("short", size, sl, tp, limit)
 
     def close(self, fraction: float = 1.0) -> None:
         self._order("close", 1.0)
 
     def _advance(self, index: int) -> None:
-        """Move to bar `index`; what the previous bar asked fills at this bar's open."""
+        """Move to bar `index`; what the previous bar asked fills at this bar's open (a limit
+        only if this bar reaches it), then this bar's range may hit the stop or the target —
+        the same rules the backtest kernel applies, so ctx.position follows what it does."""
         self._clock.bar = index
         columns, bar = self._columns, self.bar
         bar.open, bar.high, bar.low = (float(columns[k][index]) for k in ("open", "high", "low"))
@@ -192,14 +209,56 @@ class Context:
         bar.ts = int(columns["time"][index])
         position = self.position
         if self._pending is not None:
-            if self._pending == "close":
-                position.side, position.qty, position.entry = "flat", 0.0, 0.0
-            elif position.side != self._pending:
-                position.side, position.qty, position.entry = self._pending, 1.0, bar.open
+            kind, sl, tp, limit = self._pending
             self._pending = None
+            if kind == "close":
+                self._flat()
+            elif position.side != kind:
+                price = bar.open
+                if limit is not None:
+                    long = kind == "long"
+                    reached = bar.low <= limit if long else bar.high >= limit
+                    price = (min if long else max)(bar.open, limit) if reached else math.nan
+                if not math.isnan(price):
+                    position.side, position.qty, position.entry = kind, 1.0, price
+                    self._exits = self._levels(kind == "long", price, sl, tp)
+        if position.side != "flat":
+            self._hit_exits()
         if position.side != "flat" and position.entry:
             move = (bar.close / position.entry - 1) * 100
             position.pnl_pct = move if position.side == "long" else -move
+
+    _exits: tuple[float | None, float | None] = (None, None)
+    exit_pcts: tuple[float | None, float | None] = (None, None)  # the class's stop/take-profit %
+
+    def _levels(
+        self, long: bool, entry: float, sl: float | None, tp: float | None
+    ) -> tuple[float | None, float | None]:
+        """An order's own sl/tp, else the class's percentages of the entry price."""
+        stop_pct, target_pct = self.exit_pcts
+        direction = 1 if long else -1
+        if sl is None and stop_pct:
+            sl = entry * (1 - direction * stop_pct / 100)
+        if tp is None and target_pct:
+            tp = entry * (1 + direction * target_pct / 100)
+        return sl, tp
+
+    def _flat(self) -> None:
+        position = self.position
+        position.side, position.qty, position.entry, position.pnl_pct = "flat", 0.0, 0.0, 0.0
+        self._exits = (None, None)
+
+    def _hit_exits(self) -> None:
+        sl, tp = self._exits
+        long, bar = self.position.side == "long", self.bar
+        if sl is not None and (bar.low <= sl if long else bar.high >= sl):
+            self._flat()  # the stop first when a bar touches both
+        elif tp is not None and (bar.high >= tp if long else bar.low <= tp):
+            self._flat()
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def run(request: dict[str, Any]) -> dict[str, Any]:
@@ -218,6 +277,10 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     strategy = namespace["Strategy"]()
     strategy.params = {**getattr(strategy, "params", {}), **params}
     ctx = Context(columns, strategy.params)
+    ctx.exit_pcts = (
+        _number(getattr(strategy, "stop_loss_pct", None)),
+        _number(getattr(strategy, "take_profit_pct", None)),
+    )
     ctx._advance(0)
     strategy.init(ctx)
     for index in range(len(columns["close"])):

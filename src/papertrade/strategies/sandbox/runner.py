@@ -31,6 +31,9 @@ class Intent:
     bar: int
     kind: str  # long | short | close
     size: float  # fraction of equity
+    sl: float | None = None  # stop-loss price
+    tp: float | None = None  # take-profit price
+    limit: float | None = None  # a LIMIT entry at this price (good for the next bar)
 
 
 def run(
@@ -112,4 +115,10 @@ def _result(output: bytes, returncode: int) -> list[Intent]:
         raise SandboxError("the strategy's process ended without a result") from None
     if not result.get("ok"):
         raise SandboxError(str(result.get("error", "failed"))[:1000])
-    return [Intent(int(b), str(k), float(s)) for b, k, s in result["intents"]]
+    return [_intent(row) for row in result["intents"]]
+
+
+def _intent(row: list[Any]) -> Intent:
+    bar, kind, size, *prices = row
+    sl, tp, limit = (None if p is None else float(p) for p in (*prices, None, None, None)[:3])
+    return Intent(int(bar), str(kind), float(size), sl, tp, limit)

@@ -1,6 +1,7 @@
-// Runs on every page: the simulated-market banner and the sign-out button.
+// Runs on every page: the simulated-market banner, the sign-out and feedback buttons.
 
 import { get, holdRedirects, leave, post } from './api.js';
+import { feedbackButton } from './feedback.js';
 import { toast } from './ui.js';
 
 async function banner() {
@@ -56,8 +57,22 @@ export async function bell() {
   }
 }
 
+// The bell is live on every page: the inbox channel of the WebSocket says when a notification
+// arrives (the count is re-read then); the minute timer stays as a safety net.
+function liveBell() {
+  if (!document.getElementById('inbox-count') || typeof WebSocket === 'undefined') return;
+  const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/ws`);
+  socket.addEventListener('open', () => socket.send(JSON.stringify({ op: 'subscribe', channels: ['inbox'] })));
+  socket.addEventListener('message', (event) => {
+    if (JSON.parse(event.data).type === 'notification.created') bell();
+  });
+  socket.addEventListener('close', () => setTimeout(liveBell, 10000));
+}
+
 banner();
 setInterval(banner, 60000);
 signOut();
+feedbackButton();
 bell();
 setInterval(bell, 60000);
+liveBell();

@@ -22,8 +22,8 @@ export function formError(form, error) {
   const message = error.message || String(error);
   if (line) line.textContent = message;
   else toast(message, 'error');
-  const field = String(message).match(/^([a-z_]+):/);
-  const input = field && form.elements.namedItem(field[1]);
+  const named = error.field || String(message).match(/^([a-z_]+):/)?.[1];
+  const input = named && form.elements.namedItem(named);
   if (input instanceof HTMLElement) {
     input.setAttribute('aria-invalid', 'true');
     input.focus();

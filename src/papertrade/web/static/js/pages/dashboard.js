@@ -98,6 +98,7 @@ onSubmit($('#create-portfolio'), async (data) => {
     description: String(data.get('description') || ''),
     initial_balance: String(data.get('initial_balance')).replace(/[ ,_]/g, ''),
     visibility: data.get('public') ? 'public' : 'private',
+    realism: String(data.get('realism') || 'mark'),
   });
   location.assign(`/app/portfolios/${created.id}`);
 });

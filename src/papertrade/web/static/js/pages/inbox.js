@@ -7,6 +7,7 @@ import { bell } from '../common.js';
 import { fillTable, h, td, $ } from '../dom.js';
 import { ago } from '../format.js';
 import { busy, toast } from '../ui.js';
+import { email, loadChannels, telegramSignals } from '../notify/channels.js';
 
 const list = $('#inbox-list');
 const kindSelect = $('#inbox-kind');
@@ -62,6 +63,10 @@ async function preferences() {
     ...['inbox', 'telegram', 'email'].map((channel) => {
       const box = h('input', { type: 'checkbox', 'aria-label': `${p.kind} by ${channel}` });
       box.checked = p[channel];
+      if (p.always.includes(channel)) { // security notices always reach the inbox
+        box.disabled = true;
+        box.title = 'Always on: cannot be turned off';
+      }
       box.addEventListener('change', async () => {
         try {
           await api('PUT', '/v1/inbox/preferences', { preferences: { [p.kind]: { [channel]: box.checked } } });
@@ -81,6 +86,7 @@ async function telegram() {
     : 'Not linked.';
   $('#tg-status').textContent = text;
   $('#tg-unbind').hidden = !status.bound;
+  await telegramSignals(status);
 }
 
 $('#tg-link').addEventListener('click', (event) => busy(event.currentTarget, async () => {
@@ -112,6 +118,7 @@ unreadOnly.addEventListener('change', reload);
 
 async function emailBanner() {
   const state = await get('/v1/user/email');
+  await email(state);
   const box = $('#email-banner');
   box.hidden = !state.suppressed;
   box.textContent = state.suppressed
@@ -132,6 +139,8 @@ function live() {
   socket.addEventListener('close', () => setTimeout(live, 5000));
 }
 
-Promise.all([reload(), preferences(), telegram(), emailBanner()])
+// The portfolios (for the signal choosers) first, then everything else.
+loadChannels()
+  .then(() => Promise.all([reload(), preferences(), telegram(), emailBanner()]))
   .catch((error) => toast(error.message, 'error'));
 live();

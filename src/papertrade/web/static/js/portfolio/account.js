@@ -1,4 +1,4 @@
-// The Account panel: top-up, reset, rename / visibility, delete.
+// The Account panel: top-up, reset, rename / visibility / realism profile, delete.
 // /v1/portfolios/{id}/top-up, /reset, PATCH and DELETE /v1/portfolios/{id}.
 
 import { del, patch, post } from '../api.js';
@@ -19,6 +19,7 @@ export function setupAccount({ root, portfolioId, refresh, getPortfolio }) {
     filled = true;
     settings.elements.name.value = portfolio.name;
     settings.elements.public.checked = portfolio.visibility === 'public';
+    settings.elements.realism.value = portfolio.realism;
   };
   const wait = setInterval(() => {
     fillSettings();
@@ -48,6 +49,7 @@ export function setupAccount({ root, portfolioId, refresh, getPortfolio }) {
     const portfolio = await patch(base, {
       name: String(data.get('name')).trim(),
       visibility: data.get('public') ? 'public' : 'private',
+      realism: String(data.get('realism')),
     });
     toast(portfolio.visibility === 'public' ? `Saved. Public page: /p/${portfolio.code}` : 'Saved.', 'success');
     await refresh();

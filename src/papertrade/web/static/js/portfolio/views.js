@@ -7,6 +7,15 @@ import { pct, pnlClass, signedUsd, time, usd } from '../format.js';
 import { price, qty } from '../instruments.js';
 import { confirmDialog, busy, toast } from '../ui.js';
 
+/** One position of a symbol: hedge mode holds a LONG and a SHORT one (orders name it too). */
+export const positionKey = (row) => `${row.symbol}:${row.position_side || 'BOTH'}`;
+
+// What a portfolio's realism profile means for its fills (docs/trading.md "Realism profiles").
+const REALISM = {
+  mark: ['at the mark', 'every order fills in full at the mark price (a resting limit at its own price), with no slippage.'],
+  realistic: ['realistic', 'market orders pay slippage that grows with their size, large limit orders fill in parts, and a 50 ms latency is recorded.'],
+};
+
 export function createViews(root) {
   const id = Number(root.dataset.id);
   let chart = null;
@@ -28,6 +37,9 @@ export function createViews(root) {
       document.title = `${portfolio.name} · Papertrade`;
     }
     $('#pf-visibility', root).textContent = portfolio.visibility;
+    const [name, what] = REALISM[portfolio.realism] || [portfolio.realism, ''];
+    $('#pf-realism-name', root).textContent = name;
+    $('#pf-realism-what', root).textContent = what ? `— ${what}` : '';
     const start = Number(portfolio.initial_balance);
     const ret = start ? (Number(equity.equity) - start) / start : null;
     set('#stat-equity', `${usd(equity.equity)} USDT`, '');
@@ -36,35 +48,69 @@ export function createViews(root) {
     set('#stat-balance', usd(equity.balance), '');
     set('#stat-available', usd(equity.available), '');
     set('#stat-margin', usd(equity.margin_used), '');
+    // Cross margin: the account is liquidated when maintenance margin reaches equity (100 %).
+    const ratio = Number(equity.equity) > 0 && Number(equity.maintenance_margin) > 0
+      ? Number(equity.maintenance_margin) / Number(equity.equity) : null;
+    set('#stat-ratio', ratio === null ? '—' : `${(ratio * 100).toFixed(2)}%`, ratio !== null && ratio > 0.8 ? 'down' : '');
   }
 
-  function positions(rows) {
+  /** Open positions with their TP/SL (`exits`: open conditional orders by positionKey) and the
+   * account's margin ratio. Close opens the partial / limit close dialog. */
+  function positions(rows, exits = new Map()) {
     $('#count-positions', root).textContent = rows.length ? String(rows.length) : '';
+    const phoneCount = $('#phone-count-positions', root);
+    if (phoneCount) phoneCount.textContent = rows.length ? String(rows.length) : '';
+    $('#close-all', root).hidden = rows.length === 0;
     fillTable($('#positions-table', root), rows.map((p) => {
-      const close = h('button', { type: 'button', class: 'btn btn-small' }, 'Close');
-      close.addEventListener('click', () => busy(close, async () => {
-        try {
-          await post('/v1/order', {
-            portfolio_id: id, symbol: p.symbol, type: 'market', action: 'close',
-            quantity: String(Math.abs(p.quantity)),
-          });
-          toast(`Closed ${p.symbol} at market.`, 'success');
-          afterAction();
-        } catch (error) {
-          toast(error.message, 'error');
-        }
-      }));
-      return h('tr', { 'data-key': p.symbol, 'data-symbol': p.symbol },
+      const close = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Close ${p.symbol} position` }, 'Close');
+      close.addEventListener('click', () => handlers.close?.(p));
+      const edit = h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Set take-profit and stop-loss of ${p.symbol}` }, 'TP/SL');
+      edit.addEventListener('click', () => handlers.tpsl?.(p, exits.get(positionKey(p)) || {}));
+      // ROE as exchanges show it: against the margin the entry took (entry value / leverage).
+      const entryMargin = Math.abs(Number(p.quantity)) * Number(p.entry_price) / Number(p.leverage);
+      const roe = entryMargin ? Number(p.unrealized_pnl) / entryMargin : null;
+      const own = exits.get(positionKey(p)) || {};
+      const tpsl = `${own.tp ? price(p.symbol, own.tp.trigger_price) : '—'} / ${own.sl ? price(p.symbol, own.sl.trigger_price) : '—'}`;
+
+      return h('tr', { 'data-key': positionKey(p), 'data-symbol': p.symbol, 'data-position-side': p.position_side },
         td(h('a', { href: `/markets/${p.symbol}` }, p.symbol), '', 'Symbol'),
         td(h('span', { class: `side ${p.side}` }, `${p.side} ${p.leverage}×`), '', 'Side'),
         td(qty(p.symbol, Math.abs(p.quantity)), 'num', 'Size'),
         td(price(p.symbol, p.entry_price), 'num', 'Entry'),
         td(price(p.symbol, p.mark_price), 'num mark', 'Mark'),
+        td(usd(Math.abs(Number(p.quantity) * Number(p.mark_price))), 'num notional', 'Notional'),
         td(signedUsd(p.unrealized_pnl), `num upnl ${pnlClass(p.unrealized_pnl)}`, 'Unrealized PnL'),
+        td(pct(roe), `num roe ${pnlClass(roe, 4)}`, 'ROE'),
         td(p.liquidation_price ? price(p.symbol, p.liquidation_price) : '—', 'num', 'Liq. price'),
         td(usd(p.margin), 'num', 'Margin'),
-        td(close, 'actions', '', `close:${p.quantity}`));
+        td(tpsl, 'tpsl', 'TP / SL'),
+        td(h('span', { class: 'row-actions' }, edit, close), 'actions', '', `close:${p.quantity}:${tpsl}`));
     }));
+  }
+
+  /** Every order that no longer rests, with why it ended. */
+  function history(rows) {
+    fillTable($('#history-table', root), rows.map((o) => h('tr', { 'data-key': o.id, 'data-order-id': o.id },
+      td(time(o.created_at), '', 'Time'),
+      td(o.symbol, '', 'Symbol'),
+      td(h('span', { class: `side ${o.side === 'buy' ? 'long' : 'short'}` }, o.action === 'close' ? `${o.side} (close)` : o.side), '', 'Side'),
+      td(o.type, '', 'Type'),
+      td(Number(o.avg_price) ? price(o.symbol, o.avg_price) : o.price ? price(o.symbol, o.price) : 'market', 'num', 'Price'),
+      td(`${qty(o.symbol, o.filled_quantity)} / ${qty(o.symbol, o.quantity)}`, 'num', 'Filled / quantity'),
+      td(h('span', { class: `outcome outcome-${o.status}` }, o.status.replaceAll('_', ' ')), '', 'Status'),
+      td(o.reason || '—', 'wrap', 'Reason'))));
+  }
+
+  const ledgerKind = (kind) => String(kind).replaceAll('_', ' ');
+  function ledger(rows) {
+    const entry = (row, withKind) => h('tr', { 'data-key': row.id },
+      td(time(row.created_at), '', 'Time'),
+      ...(withKind ? [td(ledgerKind(row.kind), '', 'Kind')] : []),
+      td(row.note || row.symbol || '—', 'wrap', 'Detail'),
+      td(signedUsd(row.amount), `num ${pnlClass(row.amount)}`, 'Amount'),
+      td(usd(row.balance_after), 'num', 'Balance after'));
+    fillTable($('#ledger-table', root), rows.map((r) => entry(r, true)));
+    fillTable($('#funding-table', root), rows.filter((r) => r.kind === 'funding').map((r) => entry(r, false)));
   }
 
   function orders(rows) {
@@ -93,12 +139,59 @@ export function createViews(root) {
     }));
   }
 
+  /** Open conditional orders (stops, take-profits, trailing stops) waiting for their trigger. */
+  function stops(rows) {
+    fillTable($('#stops-table', root), rows.map((c) => {
+      const kind = c.type.replaceAll('_', ' ');
+      const trigger = c.trigger_price ? price(c.symbol, c.trigger_price) : `${c.callback_rate} % callback`;
+      const cancel = h('button', { type: 'button', class: 'btn btn-small' }, 'Cancel');
+      cancel.setAttribute('aria-label', `Cancel ${kind} ${c.side} ${c.symbol} at ${trigger}`);
+      cancel.addEventListener('click', () => busy(cancel, async () => {
+        try {
+          await del(`/v1/conditional-order/${c.id}`);
+          toast(`${kind} order cancelled.`, 'success');
+          afterAction();
+        } catch (error) {
+          toast(error.message, 'error');
+        }
+      }));
+      return h('tr', { 'data-key': c.id, 'data-conditional-id': c.id },
+        td(time(c.created_at), '', 'Time'),
+        td(c.symbol, '', 'Symbol'),
+        td(h('span', { class: `side ${c.side === 'buy' ? 'long' : 'short'}` }, c.reduce_only || c.close_position ? `${c.side} (close)` : c.side), '', 'Side'),
+        td(kind, 'kind', 'Type'),
+        td(trigger, 'num trigger', 'Trigger'),
+        td(c.price ? price(c.symbol, c.price) : 'market', 'num limit', 'Limit price'),
+        td(c.close_position ? 'whole position' : qty(c.symbol, c.quantity), 'num', 'Quantity'),
+        td(cancel, 'actions', '', `cancel:${c.id}`));
+    }));
+  }
+
+  // Why a fill has its price (GET /v1/portfolios/{id}/fills, docs/trading.md "Realism"): a short
+  // line under the price, the whole explanation in its title. Fills from before it was recorded
+  // have no price_source and show nothing.
+  function fillWhy(f) {
+    if (!f.price_source) return null;
+    const fee = `fee ${(Number(f.fee_rate) * 100).toFixed(3)} % ${f.liquidity}`;
+    const short = f.price_source === 'limit'
+      ? 'limit price'
+      : (Number(f.slippage_bps) ? `mark +${Number(f.slippage_bps).toFixed(2)} bps` : 'at mark');
+    const title = [
+      `price from the ${f.price_source === 'limit' ? 'limit price' : 'mark'}`,
+      f.mark_price != null ? `mark then ${price(f.symbol, f.mark_price)}` : '',
+      `slippage ${Number(f.slippage_bps || 0).toFixed(2)} bps (${usd(f.slippage || 0)})`,
+      fee,
+      f.latency_ms ? `latency ${f.latency_ms} ms (declared, not waited)` : '',
+    ].filter(Boolean).join(' · ');
+    return h('span', { class: 'muted small fill-why', title, 'data-why': f.price_source }, short);
+  }
+
   function fills(rows) {
-    fillTable($('#fills-table', root), rows.map((f) => h('tr', { 'data-key': f.id },
+    fillTable($('#fills-table', root), rows.map((f) => [f, fillWhy(f)]).map(([f, why]) => h('tr', { 'data-key': f.id },
       td(time(f.created_at), '', 'Time'),
       td(f.symbol, '', 'Symbol'),
       td(h('span', { class: `side ${f.side === 'buy' ? 'long' : 'short'}` }, f.is_liquidation ? `${f.side} (liquidation)` : f.side), '', 'Side'),
-      td(price(f.symbol, f.price), 'num', 'Price'),
+      td([price(f.symbol, f.price), why ? h('br') : null, why], 'num', 'Price'),
       td(qty(f.symbol, f.quantity), 'num', 'Quantity'),
       td(usd(f.quote_quantity), 'num', 'Value'),
       td(`${usd(f.commission)} (${f.liquidity})`, 'num', 'Commission'),
@@ -131,8 +224,9 @@ export function createViews(root) {
   }
 
   /** The recorded equity marks, then the live equity of each refresh since the last mark. */
-  function curve(points, latest, portfolio) {
+  function curve(points, latest, portfolio, redraw = false) {
     chart ??= equityChart($('#equity-chart', root));
+    if (redraw) lastCurveKey = '';
     const key = points.length ? `${points.length}:${points[points.length - 1].time}` : 'none';
     if (key !== lastCurveKey) {
       lastCurveKey = key;
@@ -145,8 +239,13 @@ export function createViews(root) {
     }
   }
 
+  const handlers = {};
   return {
-    header, positions, orders, fills, signals, curve,
+    header, positions, orders, stops, history, ledger, fills, signals, curve, positionKey,
+    /** What the Close and TP/SL buttons of a position row do. */
+    on(name, fn) {
+      handlers[name] = fn;
+    },
     onAction(fn) {
       refreshers.push(fn);
     },

@@ -1,0 +1,159 @@
+"""Reconciliation: on a schedule (and on demand), each active live account's positions and
+open orders at the exchange are compared with what the mirror intended, and the result is kept.
+
+Intended positions are the sum of the orders the mirror sent since the account's baseline (its
+creation, or the last time the kill switch closed every position). The mirror only sends market
+orders, so no open order is intended: any resting order at the exchange is drift too (placed by
+hand on the sub-account, or left by a stopped strategy elsewhere). A drift unlike the previous
+result raises the durable `live.drift` event: the owner's inbox hears of it once, not on every
+run. Exchange calls happen outside transactions."""
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+
+from papertrade.context import AppContext
+from papertrade.events import DomainEvent
+from papertrade.kit.decimals import plain
+from papertrade.kit.time import now_ms
+from papertrade.live import exchange
+from papertrade.models import LiveAccount, LiveOrder, LiveReconciliation
+
+BATCH = 500  # accounts per run (by id): far more than one user or a small service has
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveDrift(DomainEvent):
+    """The exchange holds something other than what the mirror intended."""
+
+    type = "live.drift"
+    durable = True
+    user_id: int
+    live_account_id: int
+    label: str
+    drift: Mapping[str, Any]
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "live_account_id": self.live_account_id,
+            "label": self.label,
+            "drift": self.drift,
+        }
+
+
+async def intended_positions(ctx: AppContext, account_id: int, since: int) -> dict[str, Decimal]:
+    async with ctx.db.reader() as session:
+        rows = await session.execute(
+            select(LiveOrder.symbol, LiveOrder.side, LiveOrder.quantity).where(
+                LiveOrder.live_account_id == account_id,
+                LiveOrder.status == "sent",
+                LiveOrder.created_at >= since,
+            )
+        )
+        held: dict[str, Decimal] = {}
+        for symbol, side, quantity in rows:
+            signed = (quantity or Decimal(0)) * (1 if side == "buy" else -1)
+            held[symbol] = held.get(symbol, Decimal(0)) + signed
+    return {s: q for s, q in held.items() if q != 0}
+
+
+def compare(
+    intended: dict[str, Decimal], actual: dict[str, Decimal], open_orders: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What differs: positions by symbol, and every open order (none is intended)."""
+    positions = [
+        {
+            "symbol": symbol,
+            "intended": plain(intended.get(symbol, Decimal(0))),
+            "actual": plain(actual.get(symbol, Decimal(0))),
+        }
+        for symbol in sorted(set(intended) | set(actual))
+        if intended.get(symbol, Decimal(0)) != actual.get(symbol, Decimal(0))
+    ]
+    orders = [
+        {
+            "symbol": str(o.get("symbol")),
+            "client_order_id": str(o.get("clientOrderId", "")),
+            "side": str(o.get("side", "")).lower(),
+            "quantity": str(o.get("origQty", "")),
+            "price": str(o.get("price", "")),
+        }
+        for o in sorted(open_orders, key=lambda o: (str(o.get("symbol")), str(o.get("orderId"))))
+    ]
+    if not positions and not orders:
+        return {}
+    return {"positions": positions, "open_orders": orders}
+
+
+async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliation | None:
+    async with ctx.db.reader() as session:
+        account = await session.get(LiveAccount, account_id)
+        if account is None:
+            return None
+        key, secret = account.api_key, ctx.cipher.decrypt(account.api_secret_encrypted)
+        since, user_id, label = account.baseline_at, account.user_id, account.label
+        previous = await session.scalar(
+            select(LiveReconciliation)
+            .where(LiveReconciliation.live_account_id == account_id)
+            .order_by(LiveReconciliation.id.desc())
+            .limit(1)
+        )
+        previous_drift = previous.drift if previous is not None else "{}"
+    intended = await intended_positions(ctx, account_id, since)
+    status, drift, error = "ok", {}, ""
+    try:
+        client = ctx.exchanges.get(
+            key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
+        )
+        actual = await exchange.positions(client)
+        open_orders = await exchange.open_orders(client)
+        drift = compare(intended, actual, open_orders)
+        status = "drift" if drift else "ok"
+    except exchange.ExchangeError as exc:
+        status, error = "error", f"{type(exc).__name__}: {exc}"[:300]
+    text = json.dumps(drift, sort_keys=True, separators=(",", ":"))
+    async with ctx.transaction() as uow:
+        record = LiveReconciliation(
+            live_account_id=account_id, checked_at=now_ms(), status=status, drift=text, error=error
+        )
+        uow.session.add(record)
+        if status == "drift" and text != previous_drift:
+            uow.emit(
+                LiveDrift(user_id=user_id, live_account_id=account_id, label=label, drift=drift)
+            )
+    return record
+
+
+async def reconcile_all(ctx: AppContext) -> dict[str, int]:
+    async with ctx.db.reader() as session:
+        ids = (
+            await session.scalars(
+                select(LiveAccount.id)
+                .where(LiveAccount.status == "active")
+                .order_by(LiveAccount.id)
+                .limit(BATCH)
+            )
+        ).all()
+    counts: dict[str, int] = {}
+    for account_id in ids:
+        record = await reconcile_account(ctx, account_id)
+        if record is not None:
+            counts[record.status] = counts.get(record.status, 0) + 1
+    return counts
+
+
+def view(record: LiveReconciliation) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "live_account_id": record.live_account_id,
+        "checked_at": record.checked_at,
+        "status": record.status,
+        "drift": json.loads(record.drift),
+        "error": record.error,
+    }
