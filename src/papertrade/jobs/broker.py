@@ -7,7 +7,9 @@ with one consumer group, so each job is taken by exactly one consumer (an API pr
 retries wait in Redis until the leader's scheduler sends them again.
 """
 
-from taskiq import AsyncBroker, InMemoryBroker, ScheduledTask, ScheduleSource
+import logging
+
+from taskiq import AsyncBroker, BrokerMessage, InMemoryBroker, ScheduledTask, ScheduleSource
 from taskiq.middlewares import SmartRetryMiddleware
 from taskiq.serializers import JSONSerializer
 from taskiq_redis import ListRedisScheduleSource, RedisStreamBroker
@@ -19,6 +21,7 @@ from papertrade.kit.deployment import namespace
 CONSUMER_GROUP = "papertrade"
 STREAM_LIMIT = 100_000  # entries kept in the stream (handled ones included); older are trimmed
 MAX_RETRY_DELAY_S = 300
+log = logging.getLogger("papertrade.jobs")
 
 
 def is_scale_out(settings: Settings) -> bool:
@@ -36,6 +39,20 @@ class RedisRetries(ListRedisScheduleSource):
 
     async def shutdown(self) -> None:
         await self._connection_pool.disconnect()
+
+
+class LocalBroker(InMemoryBroker):
+    """taskiq's in-process broker, which starts no job once its process is stopping: the
+    scheduler sends each due job from a task of its own, which can outlive the scheduler by a
+    moment and would start a job after the database has closed."""
+
+    stopping = False
+
+    async def kick(self, message: BrokerMessage) -> None:
+        if self.stopping:
+            log.info("jobs: %s not started, this process is stopping", message.task_name)
+            return
+        await super().kick(message)
 
 
 class WaitingRetries(ScheduleSource):
@@ -75,7 +92,7 @@ def build_broker(settings: Settings, recorder: JobRecorder) -> tuple[AsyncBroker
             settings.redis_url, prefix=f"{queue}:retries", serializer=JSONSerializer()
         )
     else:
-        broker = InMemoryBroker()
+        broker = LocalBroker()
         retries = WaitingRetries()
     retry = SmartRetryMiddleware(
         default_retry_count=1,
