@@ -9,8 +9,10 @@ import pytest
 
 from papertrade.config import Settings
 from papertrade.engine.jobs import EQUITY_SNAPSHOTS
+from papertrade.kit.time import now_ms
 from tests.conftest import PG_URL, running_app, sign_up
 from tests.jobs.helpers import PAPERTRADE, environment, wait_for_job
+from tests.strategies.test_api import create, wait_backtest
 from tests.trading_api.helpers import market, set_price
 
 
@@ -75,3 +77,47 @@ async def test_papertrade_worker_refuses_to_start_without_a_queue(
     _, errors = await asyncio.wait_for(worker.communicate(), 60)
     assert worker.returncode == 1
     assert said in errors.decode()
+
+
+@pytest.mark.skipif(not PG_URL, reason="a worker serves a deployment on PostgreSQL and Redis")
+async def test_a_backtest_runs_on_a_papertrade_worker(
+    shared_settings: Settings, tmp_path: Path
+) -> None:
+    """Issue #16 item 11, scaled out: the API process answers 202 and the backtest itself runs
+    on a `papertrade worker` (its job row names the worker), with the same result an in-process
+    run gives (the strategies' own tests check those numbers)."""
+    assert shared_settings.redis_url is not None
+    settings = shared_settings.model_copy(update={"jobs_in_process": False})
+    async with running_app(settings) as api:
+        user = await sign_up(api)
+        strategy = await create(user)
+        end = now_ms() // 60_000 * 60_000
+        request = {"start": end - 86_400_000, "end": end, "initial_balance": "5000"}
+        started = await user.post(f"/v1/strategies/{strategy['id']}/backtests", json=request)
+        assert started.status_code == 202, started.text
+        queued = started.json()
+
+        log = tmp_path / "worker.log"
+        env = environment(
+            tmp_path,
+            database_url=settings.database_url,
+            redis_url=shared_settings.redis_url,
+            market_source="sim",
+        )
+        with log.open("wb") as out:
+            worker = await asyncio.create_subprocess_exec(
+                PAPERTRADE, "worker", env=env, stdout=out, stderr=subprocess.STDOUT
+            )
+        try:
+            row = await wait_for_job(api, queued["job_id"], "succeeded", "failed", within=120)
+            assert row.status == "succeeded", log.read_text()
+            assert row.worker.endswith(f":{worker.pid}"), row.worker
+            done = await wait_backtest(user, strategy["id"], queued["id"])
+            assert done["status"] == "done", done["error"]
+            assert done["result"]["bars"] in (1439, 1440)
+            assert done["metrics"]["num_trades"] > 0
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            stopped = await asyncio.wait_for(worker.wait(), 60)
+            await user.client.aclose()
+    assert stopped == 0, log.read_text()
