@@ -14,7 +14,7 @@ from papertrade.engine import risk
 from tests.conftest import User
 from tests.fapi.clients import ccxt_usdm
 from tests.fapi.helpers import Bot
-from tests.trading_api.helpers import equity, set_price
+from tests.trading_api.helpers import equity, set_price, until_liquidated
 
 with warnings.catch_warnings():  # python-binance imports deprecated websockets APIs
     warnings.simplefilter("ignore")
@@ -156,7 +156,7 @@ async def test_isolated_liquidation_takes_only_its_own_margin(
     assert before["balance"] == 9939.55 and before["isolated_margin"] == 60
 
     await set_price(app, "BTCUSDT", "50000")  # the loss would be 100 on 60 of margin
-    assert pid in await risk.liquidate_underwater(app.state.ctx)
+    await until_liquidated(app, pid)
     risk_rows = {r["symbol"]: r for r in await bot.ok("GET", "/v3/positionRisk")}
     assert set(risk_rows) == {"ETHUSDT"}  # the cross position is still open
     assert risk_rows["ETHUSDT"]["positionAmt"] == "0.100"
@@ -185,7 +185,7 @@ async def test_cross_liquidation_leaves_isolated_positions_alone(
     await bot.ok("POST", "/v1/order", btc)
     (cross,) = [r for r in await bot.ok("GET", "/v3/positionRisk") if r["symbol"] == "BTCUSDT"]
     await set_price(app, "BTCUSDT", str(int(Decimal(cross["liquidationPrice"])) - 50))
-    assert bot.portfolio_id in await risk.liquidate_underwater(app.state.ctx)
+    await until_liquidated(app, bot.portfolio_id)
     left = {r["symbol"]: r for r in await bot.ok("GET", "/v3/positionRisk")}
     assert set(left) == {"ETHUSDT"} and left["ETHUSDT"]["isolatedWallet"] == "60.00000000"
     await _ledger_adds_up(user, bot.portfolio_id)

@@ -161,10 +161,13 @@ async def test_reconciliation_reports_drift_once_in_the_inbox(
     await market(exchange.user, exchange.portfolio_id, "BTCUSDT", "buy", "0.05")
     await limit(exchange.user, exchange.portfolio_id, "buy", "0.01", "40000")
     assert await exchange_position(exchange) == Decimal("0.15")
-    counts = await reconcile_all(service.state.ctx)  # what the scheduled job runs
-    assert counts == {"drift": 1}
+    # the scheduled job's pass and the owner's "check now" at the same moment: told once
+    counts, manual = await asyncio.gather(
+        reconcile_all(service.state.ctx), intended_drift(user, account_id)
+    )
+    assert counts == {"drift": 1} and manual["status"] == "drift"
     listed = (await user.get("/v1/live/drift")).json()
-    assert len(listed) == 1 and listed[0]["status"] == "drift"
+    assert len(listed) == 1 and listed[0]["status"] == "drift"  # the latest per account
     drift = listed[0]["drift"]
     assert drift["positions"] == [{"symbol": "BTCUSDT", "intended": "0.1", "actual": "0.15"}]
     assert [(o["symbol"], o["side"]) for o in drift["open_orders"]] == [("BTCUSDT", "buy")]

@@ -80,7 +80,7 @@ async def test_waitlist_mail_is_transactional_and_reaches_a_suppressed_address(
         (mail,) = await sink.wait_for(email)  # the person just asked for it
         assert "/waitlist/verify?token=wl_" in text_of(mail)
         # The SMTP sink has the mail a moment before the sender marks its row sent: wait for it.
-        deadline = asyncio.get_running_loop().time() + 10
+        deadline = asyncio.get_running_loop().time() + 30
         while True:
             async with app.state.ctx.db.reader() as session:
                 rows = list(
@@ -89,7 +89,8 @@ async def test_waitlist_mail_is_transactional_and_reaches_a_suppressed_address(
                     )
                 )
             seen = [(row.transactional, row.status) for row in rows]
-            if seen != [(True, "sending")] or asyncio.get_running_loop().time() > deadline:
+            on_the_way = seen in ([(True, "sending")], [(True, "handover")])
+            if not on_the_way or asyncio.get_running_loop().time() > deadline:
                 break
             await asyncio.sleep(0.05)
         assert seen == [(True, "sent")]

@@ -10,7 +10,7 @@ from papertrade.notifications import service
 from papertrade.notifications.kinds import Message
 from tests.conftest import User, client_for
 from tests.notifications.helpers import inbox, wait_for_inbox
-from tests.trading_api.helpers import market, set_price
+from tests.trading_api.helpers import market, set_price, until_liquidated
 
 
 async def test_a_fill_lands_in_the_inbox_unread_and_can_be_read_and_deleted(
@@ -72,7 +72,7 @@ async def test_liquidation_and_funding_are_notified(user: User, app: FastAPI) ->
     position = (await user.get(f"/v1/portfolios/{pid}/positions")).json()
     liquidation_price = position[0]["liquidation_price"]
     await set_price(app, "BTCUSDT", str(int(liquidation_price) - 50))
-    assert pid in await risk.liquidate_underwater(app.state.ctx)
+    await until_liquidated(app, pid)
     (liquidated,) = await wait_for_inbox(user, 1, kind="liquidation")
     assert liquidated["title"] == "BTCUSDT position liquidated"
     kinds = [n["kind"] for n in await wait_for_inbox(user, 4)]

@@ -5,9 +5,12 @@ from decimal import Decimal
 from typing import Any
 
 from fastapi import FastAPI
+from sqlalchemy import select
 
+from papertrade.engine import risk
 from papertrade.market.shared import SharedFeed
 from papertrade.market.sim import SimFeed
+from papertrade.models import Fill
 from tests.conftest import User
 
 
@@ -89,3 +92,21 @@ async def equity(user: User, portfolio_id: int) -> dict[str, Any]:
     response = await user.get(f"/v1/portfolios/{portfolio_id}/equity")
     assert response.status_code == 200, response.text
     return dict(response.json())
+
+
+async def until_liquidated(app: FastAPI, portfolio_id: int, within: float = 30) -> None:
+    """Until `portfolio_id` has a liquidation fill: the sweep is run here, and the engine's own
+    sweep (every few seconds) may have been first on a loaded machine; either is the liquidation
+    the test is after."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        if portfolio_id in await risk.liquidate_underwater(app.state.ctx):
+            return
+        async with app.state.ctx.db.reader() as session:
+            found = await session.scalar(
+                select(Fill.id).where(Fill.portfolio_id == portfolio_id, Fill.is_liquidation)
+            )
+        if found is not None:
+            return
+        assert asyncio.get_running_loop().time() < deadline, f"{portfolio_id} not liquidated"
+        await asyncio.sleep(0.1)

@@ -6,7 +6,15 @@ from fastapi import FastAPI
 
 from papertrade.engine import risk, snapshots
 from tests.conftest import User, bearer, client_for
-from tests.trading_api.helpers import equity, limit, market, order, positions, set_price
+from tests.trading_api.helpers import (
+    equity,
+    limit,
+    market,
+    order,
+    positions,
+    set_price,
+    until_liquidated,
+)
 
 
 async def test_every_balance_change_is_a_ledger_entry(user: User, app: FastAPI) -> None:
@@ -73,7 +81,7 @@ async def test_underwater_portfolio_is_liquidated_at_the_mark(user: User, app: F
     liquidation_price = (await positions(user, pid))["BTCUSDT"]["liquidation_price"]
     assert 58000 < liquidation_price < 60000
     await set_price(app, "BTCUSDT", str(int(liquidation_price) - 50))
-    assert pid in await risk.liquidate_underwater(app.state.ctx)
+    await until_liquidated(app, pid)
     assert await positions(user, pid) == {}
     fills = (await user.get(f"/v1/portfolios/{pid}/fills")).json()
     assert fills[0]["is_liquidation"] is True and fills[0]["side"] == "sell"

@@ -4,9 +4,8 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from papertrade.engine import risk
 from tests.conftest import User, client_for
-from tests.trading_api.helpers import market, order, set_price
+from tests.trading_api.helpers import market, order, set_price, until_liquidated
 from tests.ws.helpers import Socket, socket
 
 ACCOUNT = ("orders", "positions", "balance")
@@ -247,7 +246,7 @@ async def test_a_liquidation_is_notified_on_the_positions_channel(
         await ws.subscribe(f"positions:{pid}")
         position = (await user.get(f"/v1/portfolios/{pid}/positions")).json()[0]
         await set_price(app, "BTCUSDT", str(int(position["liquidation_price"]) - 50))
-        assert pid in await risk.liquidate_underwater(app.state.ctx)
+        await until_liquidated(app, pid)
         liquidated = await ws.wait_for(lambda m: m.get("type") == "position.liquidated")
     assert liquidated["channel"] == f"positions:{pid}"
     assert liquidated["data"]["symbol"] == "BTCUSDT" and liquidated["data"]["quantity"] == 0

@@ -98,13 +98,6 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
             return None
         key, secret = account.api_key, ctx.cipher.decrypt(account.api_secret_encrypted)
         since, user_id, label = account.baseline_at, account.user_id, account.label
-        previous = await session.scalar(
-            select(LiveReconciliation)
-            .where(LiveReconciliation.live_account_id == account_id)
-            .order_by(LiveReconciliation.id.desc())
-            .limit(1)
-        )
-        previous_drift = previous.drift if previous is not None else "{}"
     intended = await intended_positions(ctx, account_id, since)
     status, drift, error = "ok", {}, ""
     try:
@@ -119,11 +112,23 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
         status, error = "error", f"{type(exc).__name__}: {exc}"[:300]
     text = json.dumps(drift, sort_keys=True, separators=(",", ":"))
     async with ctx.transaction() as uow:
+        # The previous result is read under the account's lock: two checks at once (the
+        # scheduled one and a manual one) would otherwise both see "no drift before" and tell
+        # the owner twice.
+        await uow.session.execute(
+            select(LiveAccount.id).where(LiveAccount.id == account_id).with_for_update()
+        )
+        previous = await uow.session.scalar(
+            select(LiveReconciliation.drift)
+            .where(LiveReconciliation.live_account_id == account_id)
+            .order_by(LiveReconciliation.id.desc())
+            .limit(1)
+        )
         record = LiveReconciliation(
             live_account_id=account_id, checked_at=now_ms(), status=status, drift=text, error=error
         )
         uow.session.add(record)
-        if status == "drift" and text != previous_drift:
+        if status == "drift" and text != (previous or "{}"):
             uow.emit(
                 LiveDrift(user_id=user_id, live_account_id=account_id, label=label, drift=drift)
             )
