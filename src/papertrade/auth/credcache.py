@@ -7,6 +7,9 @@ before its response goes out, the cache is emptied. With Redis configured the
 cache also carries a generation number kept in Redis; revoking increments it and every lookup
 compares it, so every process forgets revoked keys at once.
 
+A request with a cached API key reads the generation in the same Redis round trip as its
+rate-limit charge (unconfirmed/confirm, auth/v1.py), so it costs one round trip, not two.
+
 When Redis cannot be reached the generation cannot be confirmed, so no cached key is trusted:
 the cache is emptied and every lookup reads the database until Redis answers again. A
 revocation made meanwhile bumps the generation as soon as Redis is back (retried every second),
@@ -56,6 +59,30 @@ class CredentialCache:
                     self._entries.clear()
                 self._entries[(kind, key_hash)] = entry
         return entry
+
+    def unconfirmed(self, kind: str, key_hash: str) -> tuple[Any, int] | None:
+        """The cached credential before its generation is confirmed: the caller reads the
+        generation in the round trip it makes to Redis anyway (the request's rate-limit charge)
+        and passes it to confirm() with the epoch given here, which must say yes before the
+        credential is used (a revocation in between changes the epoch). None when
+        nothing is cached, or the cache needs no Redis (get() is free then), or cannot be
+        trusted now (Redis away, our own revocation not yet told)."""
+        if self._redis is None or not self._breaker.allows():
+            return None
+        if self._pending is not None and not self._pending.done():
+            return None
+        entry = self._entries.get((kind, key_hash))
+        return None if entry is None else (entry, self._epoch)
+
+    def confirm(self, generation: bytes | None, epoch: int) -> bool:
+        """Whether the entries cached so far still hold, given the generation just read (None:
+        it could not be read, or Redis lost it). When not, they are forgotten: get() then reads
+        the database and takes up the generation again."""
+        if generation is not None and generation == self._generation and epoch == self._epoch:
+            return True
+        self._forget_all()
+        self._generation = None
+        return False
 
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """An event subscriber: empty the caches once a revocation has committed."""

@@ -1,5 +1,6 @@
 """Authentication for /v1: the web session cookie (with CSRF) or a native API key (Bearer)."""
 
+import time
 from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -8,9 +9,11 @@ from fastapi import Depends, Request
 from sqlalchemy import select, update
 
 from papertrade.auth.cookies import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE
+from papertrade.auth.credcache import GENERATION_KEY
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext, get_context
 from papertrade.errors import Forbidden, RateLimited, Unauthorized
+from papertrade.kit.ratelimit import Charge, Usage
 from papertrade.kit.security import constant_equal, token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import ApiKey, Membership, UserSession
@@ -64,6 +67,12 @@ async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1
             "Settings, API Keys (not webhook tokens or /fapi keys).",
             code="invalid_api_key",
         )
+    await _note_use(ctx, key)
+    return _principal_of(ctx, key)
+
+
+async def _note_use(ctx: AppContext, key: NativeKey) -> None:
+    """Record when the key was last used (at most once a minute: it is shown, not audited)."""
     now = now_ms()
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION_MS:
         async with ctx.db.unit_of_work() as session:
@@ -71,9 +80,15 @@ async def principal_from_key(ctx: AppContext, token: str, *, surface: str = "/v1
                 update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now)
             )
         key.last_used_at = now
+
+
+def _principal_of(ctx: AppContext, key: NativeKey) -> Principal:
     tier_rate = None
     if ctx.settings.tiers_enforced:  # a paid period that ended falls back to the free tier's
-        tier_rate = key.tier_rate_per_min if now < key.tier_until else FREE.api_requests_per_min
+        if now_ms() < key.tier_until:
+            tier_rate = key.tier_rate_per_min
+        else:
+            tier_rate = FREE.api_requests_per_min
     return Principal(
         kind="api_key",
         user_id=key.user_id,
@@ -130,8 +145,8 @@ def check_csrf(ctx: AppContext, request: Request, expected: str) -> None:
         raise Forbidden("Request origin is not allowed.", code="csrf_failed")
 
 
-async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
-    """Charge one request to the credential's own budget; 429 with Retry-After when spent."""
+def _request_limit(ctx: AppContext, principal: Principal) -> int:
+    """The credential's requests per minute: its kind's, lowered by the user's tier."""
     limits = {
         "session": ctx.settings.rate_limit_session_per_min,
         "api_key": ctx.settings.rate_limit_api_key_per_min,
@@ -141,7 +156,16 @@ async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
     limit = limits[principal.kind]
     if principal.tier_rate_per_min is not None:  # by the user's tier (docs/tiers.md)
         limit = min(limit, principal.tier_rate_per_min)
-    usage = await ctx.limiter.hit(principal.rate_key, limit, 60)
+    return limit
+
+
+async def charge_rate_limit(ctx: AppContext, principal: Principal) -> None:
+    """Charge one request to the credential's own budget; 429 with Retry-After when spent."""
+    limit = _request_limit(ctx, principal)
+    _allow(await ctx.limiter.hit(principal.rate_key, limit, 60), limit)
+
+
+def _allow(usage: Usage, limit: int) -> None:
     if not usage.allowed:
         raise RateLimited(
             f"Rate limit of {limit} requests per minute exceeded for this "
@@ -189,9 +213,41 @@ async def _resolve(ctx: AppContext, request: Request) -> Principal:
     return principal
 
 
+async def _charged_cached_key(ctx: AppContext, request: Request) -> Principal | None:
+    """A cached API key's caller, charged: one Redis round trip both charges the request and
+    reads the credential cache's generation, which confirms the key is still live. None when
+    the key is not cached or could not be confirmed (the full path then decides)."""
+    authorization = request.headers.get("authorization")
+    if authorization is None or authorization[:7].lower() != "bearer ":
+        return None
+    token = authorization[7:].strip()
+    if not token or len(token) > 200:
+        return None
+    found = ctx.credentials.unconfirmed("native", token_hash(token))
+    if found is None:
+        return None
+    key, epoch = found
+    principal = _principal_of(ctx, key)
+    limit = _request_limit(ctx, principal)
+    charge = Charge(principal.rate_key, limit, 60)
+    charged_at = time.time()
+    (usage,), generation = await ctx.limiter.hit_all_and_read([charge], GENERATION_KEY)
+    if not ctx.credentials.confirm(generation, epoch):
+        if usage.allowed:  # the full path charges again, so this charge is given back
+            await ctx.limiter.give_back([charge], charged_at)
+        return None
+    vouch(request)
+    _allow(usage, limit)
+    await _note_use(ctx, key)
+    return principal
+
+
 async def current_principal(request: Request) -> Principal:
     """Resolve a /v1 caller from `Authorization: Bearer` or the session cookie."""
     ctx: AppContext = request.app.state.ctx
+    principal = await _charged_cached_key(ctx, request)
+    if principal is not None:
+        return principal
     try:
         principal = await _resolve(ctx, request)
     except Unauthorized:
