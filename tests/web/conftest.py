@@ -7,6 +7,7 @@ database. Chromium is Debian's (/usr/bin/chromium); Playwright only drives it.
 """
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -29,7 +30,13 @@ from playwright.async_api import (
     expect,
 )
 
-from tests.conftest import PG_URL, _fresh_postgres_database, make_settings, running_app
+from tests.conftest import (
+    PG_URL,
+    _drop_postgres_database,
+    _fresh_postgres_database,
+    make_settings,
+    running_app,
+)
 
 CHROMIUM = os.environ.get("PAPERTRADE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -38,6 +45,9 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 DESKTOP: ViewportSize = {"width": 1366, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 expect.set_options(timeout=10_000)
+# The email provider's (Resend's, Svix-format) webhook secret of the shared app, so a test can
+# report a bounce the way the provider does (test_suppressed_address_banner.py).
+RESEND_SECRET = "whsec_" + base64.b64encode(b"resend-web-test-signing-key-32by").decode()
 
 
 @dataclass
@@ -80,8 +90,29 @@ async def web(
         database_url = await _fresh_postgres_database(f"papertrade_test_web_{worker_id_name}")
     else:
         database_url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('webdb') / 'web.db'}"
-    async with serve_on_own_origin(database_url, tmp_path_factory.mktemp("webvar")) as served:
+    async with serve_on_own_origin(
+        database_url, tmp_path_factory.mktemp("webvar"), resend_webhook_secret=RESEND_SECRET
+    ) as served:
         yield served
+
+
+@asynccontextmanager
+async def own_web(name: str, tmp_path: Path, **overrides: Any) -> AsyncIterator[WebApp]:
+    """An app of its own, on its own database, for a test that needs settings the shared `web`
+    has not (an outside service's address, a small limit). `name` names its PostgreSQL
+    database."""
+    database = f"papertrade_web_{name}"
+    url = (
+        await _fresh_postgres_database(database)
+        if PG_URL
+        else f"sqlite+aiosqlite:///{tmp_path / f'{name}.db'}"
+    )
+    try:
+        async with serve_on_own_origin(url, tmp_path / f"{name}-var", **overrides) as served:
+            yield served
+    finally:
+        if PG_URL:
+            await _drop_postgres_database(database)
 
 
 @pytest.fixture(scope="session")
@@ -136,10 +167,11 @@ async def new_context(
     return context
 
 
-@pytest.fixture
-async def page(
+@asynccontextmanager
+async def page_on(
     browser: Browser, web: WebApp, request: pytest.FixtureRequest
 ) -> AsyncIterator[Page]:
+    """A page of a new browser context on `web`; JavaScript errors on it fail the test."""
     context = await new_context(browser, web)
     opened = await context.new_page()
     errors: list[str] = []
@@ -152,6 +184,14 @@ async def page(
         if report is not None and report.failed:
             await Steps(opened, request.node.name).screenshot("at-failure")
         await context.close()
+
+
+@pytest.fixture
+async def page(
+    browser: Browser, web: WebApp, request: pytest.FixtureRequest
+) -> AsyncIterator[Page]:
+    async with page_on(browser, web, request) as opened:
+        yield opened
 
 
 async def sign_up_in_browser(page: Page, email: str, password: str = "s3cret-pass") -> None:

@@ -38,9 +38,27 @@ async def test_app_pages_send_signed_out_visitors_to_sign_in(anon: httpx.AsyncCl
 
 
 async def test_sign_in_never_redirects_off_site(anon: httpx.AsyncClient) -> None:
-    for evil in ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:1"]:
+    evils = ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:1"]
+    for evil in [*evils, "/\t/evil.example", "/\n/evil.example"]:
         page = await anon.get("/login", params={"next": evil})
         assert 'data-next="/app"' in page.text, evil
+
+
+async def test_sign_in_says_why_a_public_page_sent_the_visitor(anon: httpx.AsyncClient) -> None:
+    login = await anon.get("/login", params={"next": "/p/P0000001", "reason": "follow-portfolio"})
+    assert 'data-next="/p/P0000001"' in login.text
+    assert "Sign in to follow this portfolio." in login.text
+    assert 'id="auth-refused"' not in login.text  # not the generic notice
+    # The way to sign up keeps both, and says it in its own words.
+    assert 'href="/signup?next=/p/P0000001&amp;reason=follow-portfolio"' in login.text
+    signup = await anon.get("/signup", params={"next": "/s/S0000001", "reason": "follow-strategy"})
+    assert "Create an account to follow this strategy&#39;s signals." in signup.text
+    assert 'href="/login?next=/s/S0000001&amp;reason=follow-strategy"' in signup.text
+    # A reason not on the list is neither shown nor passed on: the page repeats no words
+    # taken from the address.
+    odd = await anon.get("/login", params={"next": "/p/P0000001", "reason": "<b>pay here</b>"})
+    assert "pay here" not in odd.text and 'id="auth-reason"' not in odd.text
+    assert 'id="auth-refused"' in odd.text
 
 
 async def test_signed_in_users_go_to_the_dashboard(user: User) -> None:

@@ -114,7 +114,9 @@ async def test_public_page_shows_subscriber_counts_signed_out(
     await expect(page.locator("#follow-terms")).to_contain_text("7.00 USDT per 30 days")
     await expect(page.locator("#subscribe-free")).to_be_hidden()
     sign_in = page.locator("#follow-sign-in a")
-    await expect(sign_in).to_have_attribute("href", f"/login?next=/p/{shown['code']}")
+    await expect(sign_in).to_have_attribute(
+        "href", f"/login?next=/p/{shown['code']}&reason=follow-portfolio"
+    )
     await author_context.close()
     await fan_context.close()
 

@@ -3,6 +3,7 @@ take-profit limit orders from the ticket and the list of orders waiting for a tr
 at a limit price, closing everything, the Funding and Ledger tabs, reduce-only and the % slider.
 """
 
+import re
 from decimal import Decimal
 
 from playwright.async_api import Page, expect
@@ -11,6 +12,9 @@ from papertrade.engine import risk
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
 from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+
+FUNDING_DETAIL = "LINKUSDT funding at 2031-10-17 10:40, rate +0.1000%"
+MS_TIMESTAMP = re.compile(r"\d{13}")
 
 
 async def portfolio_page(page: Page, name: str, balance: str = "10000") -> int:
@@ -137,12 +141,18 @@ async def test_the_funding_and_ledger_tabs_list_balance_changes(
         # 10,000 − 50 (taker fee on 100,000) − 100 (0.1 % of 100,000).
         await expect(funding.locator("td").nth(2)).to_have_text("-100.00")
         await expect(funding.locator("td").nth(3)).to_have_text("9,850.00")
+        # When and at what rate in words (1,950,000,000,000 ms is 2031-10-17 10:40 UTC, the
+        # browser's zone), never the raw millisecond timestamp of the ledger's note.
+        await expect(funding.locator("td").nth(1)).to_have_text(FUNDING_DETAIL)
+        assert not MS_TIMESTAMP.search(await page.locator("#funding-table").inner_text())
 
     async with steps("Ledger lists every change, newest first, with its kind"):
         await page.click("#tab-ledger")
         rows = page.locator("#ledger-table tbody tr")
         await expect(rows).to_have_count(3)
         await expect(rows.nth(0).locator("td").nth(1)).to_have_text("funding")
+        await expect(rows.nth(0).locator("td").nth(2)).to_have_text(FUNDING_DETAIL)
+        assert not MS_TIMESTAMP.search(await page.locator("#ledger-table").inner_text())
         await expect(rows.nth(1).locator("td").nth(1)).to_have_text("commission")
         await expect(rows.nth(1).locator("td").nth(3)).to_have_text("-50.00")
         await expect(rows.nth(1).locator("td").nth(4)).to_have_text("9,950.00")

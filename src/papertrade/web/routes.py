@@ -122,25 +122,41 @@ async def home(request: Request) -> Response:
     return _page(request, "home.html", title="Paper trading", script="home", viewer=None)
 
 
+# What a public page's button wanted when it sent the visitor to sign in (`?reason=`): the sign-in
+# and sign-up pages say it ("Sign in to follow this portfolio.") instead of the generic notice.
+# A fixed list, so the page never repeats words taken from the address.
+SIGN_IN_REASONS = {
+    "follow-portfolio": "follow this portfolio",
+    "follow-strategy": "follow this strategy's signals",
+}
+
+
 @router.get("/login")
-async def login_page(request: Request, next: str | None = None) -> Response:
-    return await _auth_page(request, "login", next)
+async def login_page(
+    request: Request, next: str | None = None, reason: str | None = None
+) -> Response:
+    return await _auth_page(request, "login", next, reason=reason)
 
 
 @router.get("/signup")
 async def signup_page(
-    request: Request, next: str | None = None, code: str | None = None
+    request: Request, next: str | None = None, code: str | None = None, reason: str | None = None
 ) -> Response:
     """Sign-up; `?code=` pre-fills the invitation code (docs/launch.md)."""
-    return await _auth_page(request, "signup", next, code)
+    return await _auth_page(request, "signup", next, code, reason)
 
 
 async def _auth_page(
-    request: Request, mode: str, next_path: str | None, code: str | None = None
+    request: Request,
+    mode: str,
+    next_path: str | None,
+    code: str | None = None,
+    reason: str | None = None,
 ) -> Response:
     destination = _safe_next(next_path)
     if await _viewer(request) is not None:
         return RedirectResponse(destination, status_code=303)
+    wanted = SIGN_IN_REASONS.get(reason or "")
     return _page(
         request,
         "auth.html",
@@ -149,6 +165,8 @@ async def _auth_page(
         viewer=None,
         mode=mode,
         next_path=destination,
+        reason=reason if wanted else None,
+        wanted=wanted,
         refused=next_path is not None and destination != "/app",
         invite_code=(code or "")[:32],
         ask_invite=bool(code) or _ctx(request).settings.registration_mode != "open",

@@ -60,9 +60,11 @@ export function plainValidation(msg) {
   return { text: parts.map((p) => p.text).join(' '), field: parts.find((p) => p.field)?.field ?? null };
 }
 
-// After a 429 the service says when the budget has room again (Retry-After). Until then reads
-// are not sent at all: each one would be refused and spend nothing but more refusals. Writes
-// still go, since a user pressed a button and should see the service's own answer.
+// After a read's 429 the service says when the budget has room again (Retry-After). Until then
+// reads are not sent at all: each one would be refused and spend nothing but more refusals.
+// Writes still go, since a user pressed a button and should see the service's own answer; and a
+// write's 429 pauses nothing, since it may be that action's own limit (feedback: 10 an hour),
+// which says nothing about reading.
 let readsPausedUntil = 0;
 
 function pausedRead() {
@@ -132,7 +134,7 @@ export async function api(method, path, body, { on401 = 'redirect' } = {}) {
     let retryAfter = null;
     if (response.status === 429) {
       retryAfter = Math.max(1, Number(response.headers.get('Retry-After')) || 5);
-      readsPausedUntil = Math.max(readsPausedUntil, Date.now() + retryAfter * 1000);
+      if (method === 'GET') readsPausedUntil = Math.max(readsPausedUntil, Date.now() + retryAfter * 1000);
     }
     if (data?.error === 'validation_error') {
       const plain = plainValidation(msg);

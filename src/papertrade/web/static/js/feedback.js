@@ -19,13 +19,29 @@ async function sendScreenshot(feedbackId, file) {
   if (!response.ok) throw new ApiError(response.status, data?.error || 'error', data?.msg || `Upload failed (${response.status}).`);
 }
 
+const kib = (bytes) => `${Math.ceil(bytes / 1024).toLocaleString('en-US')} KiB`;
+
+// A screenshot the service would refuse (its body limit is 2 MiB: 413), said before sending.
+function tooLarge(file) {
+  if (!file || file.size <= MAX_SCREENSHOT_BYTES) return null;
+  return Object.assign(new Error(`The screenshot may be at most 2 MiB (${kib(MAX_SCREENSHOT_BYTES)}); this one is ${kib(file.size)}. Choose a smaller one, or send without it.`), { field: 'screenshot' });
+}
+
 // Refusals the form can see before anything is sent, in words, with the field to mark.
 function problem(text, file) {
   if (!text.trim()) return Object.assign(new Error('Write a message before sending.'), { field: 'text' });
-  if (file && file.size > MAX_SCREENSHOT_BYTES) {
-    return Object.assign(new Error('The screenshot may be at most 2 MiB.'), { field: 'screenshot' });
-  }
-  return null;
+  return tooLarge(file);
+}
+
+const clock = (ms) => new Date(ms).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+const wait = (s) => (s < 60 ? `${s} s` : `${Math.ceil(s / 60)} min`);
+
+// The hourly limit (429 with Retry-After, docs/feedback.md): when sending works again, in words
+// and on the clock; the message stays in the form for then.
+function refusal(error) {
+  if (error.status !== 429 || !error.retryAfter) return error;
+  const s = error.retryAfter;
+  return new Error(`You have sent as many messages as an hour allows. You can send again in ${wait(s)} (at ${clock(Date.now() + s * 1000)}); your message stays here until then.`);
 }
 
 export function feedbackButton() {
@@ -43,6 +59,10 @@ export function feedbackButton() {
     form.elements.text.focus();
   });
   $('#feedback-cancel', dialog).addEventListener('click', close);
+  // Said as soon as the file is chosen, not only when Send is pressed.
+  form.elements.screenshot.addEventListener('change', () => {
+    formError(form, tooLarge(form.elements.screenshot.files[0]));
+  });
   dialog.addEventListener('cancel', (event) => { // Escape
     event.preventDefault();
     close();
@@ -67,7 +87,7 @@ export function feedbackButton() {
           app_version: form.dataset.appVersion,
         });
       } catch (error) {
-        formError(form, error);
+        formError(form, refusal(error));
         return;
       }
       // The message is in: whatever becomes of the screenshot, sending again would repeat it.

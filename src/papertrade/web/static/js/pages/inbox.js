@@ -8,6 +8,7 @@ import { fillTable, h, td, $ } from '../dom.js';
 import { ago } from '../format.js';
 import { busy, toast } from '../ui.js';
 import { email, loadChannels, telegramSignals } from '../notify/channels.js';
+import { suppressedMail } from '../notify/suppressed.js';
 
 const list = $('#inbox-list');
 const kindSelect = $('#inbox-kind');
@@ -79,8 +80,12 @@ async function preferences() {
     }))));
 }
 
+let boundAt = null; // when the binding shown was made: a new binding changes it
+let watch = 0; // the link being watched (a new link ends the watch of the one before)
+
 async function telegram() {
   const status = await get('/v1/tg/status');
+  boundAt = status.bound ? status.bound_at : null;
   const text = status.bound
     ? `Linked${status.username ? ` to @${status.username}` : ''}${status.status === 'inactive' ? ' — inactive: you blocked the bot; link again to resume' : ''}.`
     : 'Not linked.';
@@ -97,10 +102,41 @@ $('#tg-link').addEventListener('click', (event) => busy(event.currentTarget, asy
     anchor.textContent = link.url;
     $('#tg-qr').src = link.qr_svg;
     $('#tg-open').hidden = false;
+    watchBinding(link.expires_at);
   } catch (error) {
     toast(error.message, 'error');
   }
 }));
+
+// The binding happens in Telegram (the user taps Start, the bot's webhook binds): while the link
+// works, ask every 2 s whether a new binding was made, so this page says so without a reload.
+// An expired link is taken away (it no longer works; Link Telegram makes a new one).
+function watchBinding(expiresAt) {
+  const mine = ++watch;
+  const look = async () => {
+    if (mine !== watch) return;
+    if (Date.now() >= expiresAt) {
+      $('#tg-open').hidden = true;
+      return;
+    }
+    let status = null;
+    try {
+      status = await get('/v1/tg/status');
+    } catch {
+      // a missed look: the next one asks again
+    }
+    if (mine !== watch) return;
+    if (status && status.bound && status.bound_at !== boundAt) {
+      watch += 1;
+      $('#tg-open').hidden = true;
+      await telegram();
+      toast(`Telegram linked${status.username ? ` to @${status.username}` : ''}.`, 'success');
+      return;
+    }
+    setTimeout(look, 2000);
+  };
+  setTimeout(look, 2000);
+}
 
 $('#tg-unbind').addEventListener('click', (event) => busy(event.currentTarget, async () => {
   await del('/v1/tg/binding');
@@ -116,14 +152,18 @@ $('#inbox-more').addEventListener('click', () => page(oldest));
 kindSelect.addEventListener('change', reload);
 unreadOnly.addEventListener('change', reload);
 
+// The suppression list is by address: a new address (changed on the profile page) has mail again.
 async function emailBanner() {
   const state = await get('/v1/user/email');
   await email(state);
   const box = $('#email-banner');
-  box.hidden = !state.suppressed;
-  box.textContent = state.suppressed
-    ? `Mail to ${state.email} ${state.suppressed_reason === 'unsubscribed' ? 'is turned off (you unsubscribed from all mail)' : `could not be delivered (${state.suppressed_reason})`}: only account mail is sent to it. Change your address to get notifications by email again.`
-    : '';
+  const stopped = suppressedMail(state);
+  box.hidden = stopped === null;
+  box.replaceChildren(...(stopped === null ? [] : [
+    `${stopped}: only account mail is sent to it. `,
+    h('a', { href: '/app/profile#email-title' }, 'Change your address'),
+    ' to get notifications by email again.',
+  ]));
 }
 
 // Live: a new notification is shown at once (the socket authenticates with the session cookie).

@@ -3,6 +3,7 @@
 
 import { ApiError, cookie, get, leave, patch, post } from '../api.js';
 import { $ } from '../dom.js';
+import { suppressedMail } from '../notify/suppressed.js';
 import { busy, confirmDialog, formError, onSubmit, toast } from '../ui.js';
 
 const MAX_AVATAR_BYTES = 2 * 1024 * 1024;
@@ -14,7 +15,9 @@ $('#profile-form').addEventListener('input', (event) => edited.add(event.target.
 
 async function showEmail() {
   const mail = await get('/v1/user/email');
-  $('#email-current').textContent = `Now ${mail.email} (${mail.verified ? 'confirmed' : 'not confirmed yet'}).`;
+  const stopped = suppressedMail(mail);
+  $('#email-current').textContent = `Now ${mail.email} (${mail.verified ? 'confirmed' : 'not confirmed yet'}).`
+    + (stopped ? ` ${stopped}: notifications are not mailed to it until you change it.` : '');
 }
 
 async function load() {

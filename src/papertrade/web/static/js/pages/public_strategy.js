@@ -35,6 +35,9 @@ async function load() {
     // Only the owner can open the editor; the service says so when asked for the backtests.
     get(`/v1/strategies/${strategy.id}/deployments`, { on401: 'ignore' }).then(() => { edit.hidden = false; }, () => {});
     followButton(strategy);
+  } else {
+    // Signed out: a way to sign in that says why and comes back here (?next=, ?reason=).
+    $('#ps-follow-sign-in').hidden = false;
   }
   $('#ps-body').hidden = false;
   createEditor($('#ps-source'), {

@@ -16,6 +16,19 @@ const REALISM = {
   realistic: ['realistic', 'market orders pay slippage that grows with their size, large limit orders fill in parts, and a 50 ms latency is recorded.'],
 };
 
+// The engine notes a funding row as "funding at <time in ms>, rate <rate>" (the API's times are
+// milliseconds); people read the time as the page's other time cells show it, the rate in
+// percent and the symbol it was paid on.
+const FUNDING_NOTE = /^funding at (\d+), rate (-?\d+(?:\.\d+)?)$/;
+
+/** The Detail cell of a ledger row (the Funding and Ledger tabs). */
+export function ledgerDetail(row) {
+  const funding = row.kind === 'funding' ? String(row.note).match(FUNDING_NOTE) : null;
+  if (!funding) return row.note || row.symbol || '—';
+  const [, at, rate] = funding;
+  return `${row.symbol ? `${row.symbol} ` : ''}funding at ${time(Number(at))}, rate ${pct(rate, 4)}`;
+}
+
 export function createViews(root) {
   const id = Number(root.dataset.id);
   let chart = null;
@@ -106,7 +119,7 @@ export function createViews(root) {
     const entry = (row, withKind) => h('tr', { 'data-key': row.id },
       td(time(row.created_at), '', 'Time'),
       ...(withKind ? [td(ledgerKind(row.kind), '', 'Kind')] : []),
-      td(row.note || row.symbol || '—', 'wrap', 'Detail'),
+      td(ledgerDetail(row), 'wrap', 'Detail'),
       td(signedUsd(row.amount), `num ${pnlClass(row.amount)}`, 'Amount'),
       td(usd(row.balance_after), 'num', 'Balance after'));
     fillTable($('#ledger-table', root), rows.map((r) => entry(r, true)));

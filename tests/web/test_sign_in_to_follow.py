@@ -1,0 +1,147 @@
+"""A signed-out visitor who wants to follow a public portfolio or strategy, in headless Chromium:
+the sign-in page says why they are there ("Sign in to follow this portfolio."), and signing in
+(or signing up) brings them back to the page they came from, where the button now works. A
+`next` that leads off the site (`//evil.example`, `https://evil.example`) is ignored."""
+
+import re
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from playwright.async_api import Browser, Page, expect
+
+from tests.conftest import unique_email
+from tests.web.conftest import Steps, WebApp, call, new_context, sign_up_in_browser
+from tests.web.test_strategies import FIXED
+
+PASSWORD = "s3cret-pass"
+
+
+async def _made_by_someone_else(
+    browser: Browser, web: WebApp, path: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    """A public portfolio or strategy of another user, made through the API."""
+    context = await new_context(browser, web)
+    try:
+        author = await context.new_page()
+        await sign_up_in_browser(author, unique_email("author"))
+        made: dict[str, Any] = await call(author, "POST", path, body)
+        return made
+    finally:
+        await context.close()
+
+
+async def _account(browser: Browser, web: WebApp) -> str:
+    """An account that exists, signed out (its session was in a context now closed)."""
+    email = unique_email("visitor")
+    context = await new_context(browser, web)
+    try:
+        await sign_up_in_browser(await context.new_page(), email, PASSWORD)
+    finally:
+        await context.close()
+    return email
+
+
+async def _sign_in(page: Page, email: str) -> None:
+    await page.fill("#email", email)
+    await page.fill("#password", PASSWORD)
+    await page.click("#auth-form button[type=submit]")
+
+
+async def test_sign_in_to_subscribe_says_why_and_comes_back_to_the_portfolio(
+    page: Page, browser: Browser, web: WebApp, steps: Steps
+) -> None:
+    async with steps("a public portfolio and a visitor with an account, signed out"):
+        portfolio = await _made_by_someone_else(
+            browser, web, "/v1/portfolios", {"name": "Followable", "visibility": "public"}
+        )
+        email = await _account(browser, web)
+        public_path = f"/p/{portfolio['code']}"
+
+    async with steps("signed out, the portfolio offers a way to sign in instead of Subscribe"):
+        await page.goto(public_path)
+        sign_in = page.get_by_role("link", name="Sign in to subscribe")
+        await expect(sign_in).to_be_visible()
+        await expect(page.locator("#subscribe-free")).to_be_hidden()
+        await sign_in.click()
+
+    async with steps("the sign-in page says why, not the generic notice"):
+        await expect(page).to_have_url(re.compile(r"/login\?next="))
+        await expect(page.locator("#auth-reason")).to_have_text("Sign in to follow this portfolio.")
+        await expect(page.locator("#auth-refused")).to_have_count(0)
+
+    async with steps("signing in returns to the portfolio, where Subscribe works"):
+        await _sign_in(page, email)
+        await page.wait_for_url(f"{web.url}{public_path}")
+        await expect(page.locator("#follow-sign-in")).to_be_hidden()
+        await page.get_by_role("button", name="Subscribe (free)").click()
+        await expect(page.locator("#subscribe-note")).to_have_text(
+            "Subscribed: its closed trades reach your inbox."
+        )
+        await expect(page.locator("#my-subscription")).to_have_text("You follow it (free).")
+        mine = await call(page, "GET", "/v1/subscriptions/my")
+        assert [(s["portfolio_id"], s["status"]) for s in mine] == [(portfolio["id"], "active")]
+
+
+async def test_sign_up_to_follow_a_strategy_says_why_and_comes_back_to_it(
+    page: Page, browser: Browser, web: WebApp, steps: Steps
+) -> None:
+    async with steps("a public strategy, a signed-out visitor without an account"):
+        strategy = await _made_by_someone_else(
+            browser,
+            web,
+            "/v1/strategies",
+            {"kind": "dsl", "name": "Worth following", "source": FIXED, "visibility": "public"},
+        )
+        public_path = f"/s/{strategy['code']}"
+        await page.goto(public_path)
+        await expect(page.locator("#ps-title")).to_have_text("Worth following")
+        await expect(page.locator("#ps-follow")).to_be_hidden()
+
+    async with steps("Sign in to follow signals: the sign-in page says why"):
+        await page.get_by_role("link", name="Sign in to follow signals").click()
+        await expect(page).to_have_url(re.compile(r"/login\?next="))
+        await expect(page.locator("#auth-reason")).to_have_text(
+            "Sign in to follow this strategy's signals."
+        )
+
+    async with steps("new here: the sign-up page says why too"):
+        await page.get_by_role("link", name="Create an account").click()
+        await expect(page).to_have_url(re.compile(r"/signup\?next="))
+        await expect(page.locator("#auth-reason")).to_have_text(
+            "Create an account to follow this strategy's signals."
+        )
+
+    async with steps("creating the account returns to the strategy, where Follow works"):
+        await page.fill("#email", unique_email("newfan"))
+        await page.fill("#password", PASSWORD)
+        await page.click("#auth-form button[type=submit]")
+        await page.wait_for_url(f"{web.url}{public_path}")
+        await expect(page.locator("#ps-follow-sign-in")).to_be_hidden()
+        await page.get_by_role("button", name="Follow signals", exact=True).click()
+        await expect(page.locator("#ps-follow-state")).to_have_text(
+            "You get its signals in your inbox."
+        )
+
+
+async def test_a_next_that_leaves_the_site_is_ignored(browser: Browser, web: WebApp) -> None:
+    email = await _account(browser, web)
+    for evil in ("//evil.example", "https://evil.example", "/\\evil.example"):
+        context = await new_context(browser, web)
+        page = await context.new_page()
+        steps = Steps(page, f"test_a_next_that_leaves_the_site_is_ignored-{evil}")
+        try:
+            query = urlencode({"next": evil, "reason": "follow-portfolio"})
+            async with steps(f"signing in with next={evil} lands on the dashboard"):
+                await page.goto(f"/login?{query}")
+                await expect(page.locator("#auth-reason")).to_have_text(
+                    "Sign in to follow this portfolio."
+                )
+                await expect(page.locator("#auth-form")).to_have_attribute("data-next", "/app")
+                await _sign_in(page, email)
+                await page.wait_for_url(f"{web.url}/app")
+            async with steps(f"signed in, /login?next={evil} goes to the dashboard too"):
+                await page.goto(f"/login?{query}")
+                assert urlsplit(page.url).netloc == urlsplit(web.url).netloc, page.url
+                assert urlsplit(page.url).path == "/app", page.url
+        finally:
+            await context.close()
