@@ -8,17 +8,19 @@ the bytes as received, never over re-encoded parameters.
 import hashlib
 import hmac
 import re
+import time
 from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from starlette.requests import Request
 
 from papertrade.auth.client_ip import client_key
+from papertrade.auth.credcache import GENERATION_KEY
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.fapi.errors import FapiError, mandatory
 from papertrade.fapi.params import Params
-from papertrade.kit.ratelimit import Charge
+from papertrade.kit.ratelimit import Charge, Usage
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
 from papertrade.models import CompatKey, Membership, Portfolio
@@ -98,6 +100,19 @@ def budgets(ctx: AppContext, tier: Tier | None) -> tuple[int, int, int]:
     return weight, per_10s, per_min
 
 
+def _charges(
+    ctx: AppContext, subject: str, weight: int, orders_of: str | None, tier: Tier | None
+) -> list[Charge]:
+    weight_limit, per_10s, per_min = budgets(ctx, tier)
+    charges = [Charge(f"fapi-weight:{subject}", weight_limit, 60, weight)]
+    if orders_of is not None:
+        charges += [
+            Charge(f"fapi-orders:{orders_of}:10", per_10s, 10),
+            Charge(f"fapi-orders:{orders_of}:60", per_min, 60),
+        ]
+    return charges
+
+
 async def charge(
     ctx: AppContext,
     subject: str,
@@ -110,14 +125,12 @@ async def charge(
     against the `orders_of` key's 10-second and 1-minute order limits: all in one call to the
     limiter (one Redis round trip). The first budget spent refuses the request with 429: -1003
     for weight, -1015 for orders. A key's budgets are its owner's tier's (`tier`)."""
-    weight_limit, per_10s, per_min = budgets(ctx, tier)
-    charges = [Charge(f"fapi-weight:{subject}", weight_limit, 60, weight)]
-    if orders_of is not None:
-        charges += [
-            Charge(f"fapi-orders:{orders_of}:10", per_10s, 10),
-            Charge(f"fapi-orders:{orders_of}:60", per_min, 60),
-        ]
-    usages = await ctx.limiter.hit_all(charges)
+    charges = _charges(ctx, subject, weight, orders_of, tier)
+    _settle(charges, await ctx.limiter.hit_all(charges), meter)
+
+
+def _settle(charges: list[Charge], usages: list[Usage], meter: Meter) -> None:
+    """Note what was charged on the meter; 429 when a budget was spent."""
     meter.weight = usages[0].used
     if len(usages) > 1:
         meter.orders_10s = usages[1].used
@@ -271,27 +284,78 @@ async def authenticate(
     its order limits), refuse replays."""
     try:
         api_key = _api_key(request)
-        key = await _load_key(ctx, api_key)
     except FapiError:
         await charge(ctx, f"ip:{client_ip(request)}", weight, meter)
         raise
-    tier = key.tier(now_ms())
-    principal = Principal(
+    cached = await _cached_caller(ctx, api_key, params, query, body, weight, meter, places_order)
+    if cached is not None:
+        caller, key, timestamp, window = cached
+    else:
+        try:
+            key = await _load_key(ctx, api_key)
+        except FapiError:
+            await charge(ctx, f"ip:{client_ip(request)}", weight, meter)
+            raise
+        tier = key.tier(now_ms())
+        caller = Caller(_principal(key), key.portfolio_id)
+        rate_key = caller.principal.rate_key
+        try:
+            timestamp, window = _check_timestamp(params)
+            _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
+        except FapiError:
+            await charge(ctx, rate_key, weight, meter, tier=tier)  # a spent budget first
+            raise
+        await charge(ctx, rate_key, weight, meter, rate_key if places_order else None, tier)
+    if request.method != "GET":
+        await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
+    await _touch(ctx, key)
+    return caller
+
+
+def _principal(key: KeyRow) -> Principal:
+    return Principal(
         kind="compat",
         user_id=key.user_id,
         credential_id=key.id,
         scope="write",
         portfolio_id=key.portfolio_id,
     )
+
+
+async def _cached_caller(
+    ctx: AppContext,
+    api_key: str,
+    params: Params,
+    query: bytes,
+    body: bytes,
+    weight: int,
+    meter: Meter,
+    places_order: bool,
+) -> tuple[Caller, KeyRow, int, int] | None:
+    """A well-signed request of a cached key, charged: one Redis round trip charges it and reads
+    the credential cache's generation, which confirms the key is still live (as on /v1). None
+    when the key is not cached, the request is refused for its time or signature, or the key
+    could not be confirmed: the full path then decides, and charges, as before."""
+    found = ctx.credentials.unconfirmed("compat", token_hash(api_key))
+    if found is None:
+        return None
+    key, epoch = found
     try:
         timestamp, window = _check_timestamp(params)
         _check_signature(params, _secret(ctx, key.secret_encrypted), query, body)
     except FapiError:
-        await charge(ctx, principal.rate_key, weight, meter, tier=tier)  # a spent budget first
-        raise
-    orders_of = principal.rate_key if places_order else None
-    await charge(ctx, principal.rate_key, weight, meter, orders_of, tier)
-    if request.method != "GET":
-        await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
-    await _touch(ctx, key)
-    return Caller(principal, key.portfolio_id)
+        return None
+    caller = Caller(_principal(key), key.portfolio_id)
+    rate_key = caller.principal.rate_key
+    charges = _charges(
+        ctx, rate_key, weight, rate_key if places_order else None, key.tier(now_ms())
+    )
+    charged_at = time.time()
+    usages, generation = await ctx.limiter.hit_all_and_read(charges, GENERATION_KEY)
+    if not ctx.credentials.confirm(generation, epoch):
+        charged = len(usages) if usages[-1].allowed else len(usages) - 1
+        if charged:  # the full path charges again
+            await ctx.limiter.give_back(charges[:charged], charged_at)
+        return None
+    _settle(charges, usages, meter)
+    return caller, key, timestamp, window
