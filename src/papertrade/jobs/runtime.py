@@ -186,7 +186,8 @@ class Jobs:
         running = list(self._running)
         for task in running:
             task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        if running:  # bounded: a job that will not end must not hold the process up
+            await asyncio.wait(running, timeout=STOP_WAIT_S)
         await self.broker.shutdown()
         await self._retries.shutdown()
         await self.cpu.close()
