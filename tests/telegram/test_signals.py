@@ -98,6 +98,11 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
         forwarded = await _sent_starting(fake, 1001, "#BTC/USDT")  # forwardable to Cornix
         assert forwarded.startswith(BLOCK + "\n\nSignal 1 (tg): buy 1.492 BTCUSDT market")
 
+        # The footer ends with a link to the portfolio's page (domain rules B2.7).
+        code = (await user.get(f"/v1/portfolios/{pid}")).json()["code"]
+        page = f"{isolated_settings.public_base_url}/p/{code}"
+        link = f'<a href="{page}">{page}</a>'
+        assert forwarded.endswith(f"\n{link}")
         await set_price(app, "BTCUSDT", "67500")  # below the first take-profit
         closed = await _post(app, fake, 1001, "close BTCUSDT")  # the tv text commands work too
         assert "executed" in closed
@@ -107,7 +112,7 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
         assert notice == (
             "#BTC/USDT closed at 67500 (+0.75% | +746 USDT)\n\n"
             "Signal 2 (tg): sell 1.492 BTCUSDT market: filled; "
-            "cancelled 3 waiting stop/take-profit order(s)"
+            f"cancelled 3 waiting stop/take-profit order(s)\n{link}"
         )
 
 
