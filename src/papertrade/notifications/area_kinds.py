@@ -197,7 +197,10 @@ SUBSCRIPTION = Kind(
     "subscription",
     "A trade of a portfolio you subscribe to (on the channels of the subscription), and changes "
     "to your subscriptions (renewed, past due, ended).",
-    Channels(inbox=True, telegram=True, email=False),
+    # Email on by default: a signal is mailed only when its subscription names email (the
+    # subscriber's own choice there), and this kind's switch (or a mail's unsubscribe link)
+    # turns it off again.
+    Channels(inbox=True, telegram=True, email=True),
     {"subscription.signal": _subscription_signal, "subscription.changed": _subscription_changed},
     {"subscription.signal": users("user_id"), "subscription.changed": users("user_id")},
 )
