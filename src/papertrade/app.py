@@ -57,14 +57,17 @@ def create_app(
     settings: Settings | None = None, consumers: Sequence[Consumer] = CONSUMERS
 ) -> FastAPI:
     """Build the app; the lifespan applies migrations and starts the background parts.
-    `consumers`: the outbox's consumers (tests add their own)."""
+    `consumers`: the outbox's consumers (tests add their own, or replace one of the context's
+    by its name)."""
     settings = settings or get_settings()
     logredact.install()
     ctx = AppContext.build(settings)
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)
     ctx.events.subscribe(enqueue_sends(jobs))  # mirrored orders (live/) go out as jobs
-    consumers = [*consumers, *(build(ctx) for build in CONTEXT_CONSUMERS)]
+    built = (build(ctx) for build in CONTEXT_CONSUMERS)
+    given = {consumer.name for consumer in consumers}  # a given one replaces its namesake
+    consumers = [*consumers, *(consumer for consumer in built if consumer.name not in given)]
     dispatcher = Dispatcher(ctx, consumers, poll_s=settings.outbox_poll_s)
     # Without Redis one process per PostgreSQL database (faults/sole.py); SQLite is one process.
     guard = (

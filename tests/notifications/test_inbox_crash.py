@@ -21,7 +21,7 @@ def _progress(db: Path) -> tuple[int, int]:
             "SELECT COALESCE(MAX(id), 0) FROM outbox_events WHERE type = 'order.filled'"
         ).fetchone()[0]
         row = conn.execute(
-            "SELECT last_id FROM outbox_cursors WHERE consumer = ?", (INBOX.name,)
+            "SELECT last_id FROM outbox_cursors WHERE consumer = ?", (INBOX,)
         ).fetchone()
     return int(last), int(row[0]) if row else 0
 
@@ -56,7 +56,7 @@ async def test_kill_minus_nine_while_notifying_loses_and_repeats_nothing(tmp_pat
         service.stop()
     with sqlite3.connect(db) as conn:
         (cursor,) = conn.execute(
-            "SELECT last_id FROM outbox_cursors WHERE consumer = ?", (INBOX.name,)
+            "SELECT last_id FROM outbox_cursors WHERE consumer = ?", (INBOX,)
         ).fetchone()
         fills = [
             row[0]

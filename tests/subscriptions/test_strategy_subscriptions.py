@@ -1,15 +1,18 @@
 """Subscribing to a public strategy: its executed signals reach the subscriber's chosen
-channels (every event kind, free: its history is public anyway), from any of its deployments;
-a private strategy is not found, the paid tier and a body naming both or neither are refused."""
+channels (every event kind, free: its history is public anyway), from any of its deployments,
+on Telegram linking to the strategy's page; a private strategy is not found, the paid tier and a
+body naming both or neither are refused."""
 
 from typing import Any
 
 from fastapi import FastAPI
 
+from papertrade.config import Settings
 from papertrade.strategies import live
-from tests.conftest import User
+from tests.conftest import User, sign_up
 from tests.notifications.helpers import wait_for_inbox
 from tests.strategies.test_live import ALWAYS_LONG, deploy, same_minute  # noqa: F401
+from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
 from tests.trading_api.helpers import market, set_price
 
 
@@ -93,3 +96,29 @@ async def test_a_strategys_close_tells_its_pnl(app: FastAPI, user_factory: Any) 
     assert note["body"] == "Strategy Closer closed 0.01 BTCUSDT at 51000, PnL +10 USDT (+2 %).", (
         note
     )
+
+
+async def test_a_strategys_signal_links_to_the_strategys_page(
+    isolated_settings: Settings,
+) -> None:
+    async with telegram_app(isolated_settings) as (app, fake):
+        author, fan = await sign_up(app), await sign_up(app)
+        start = message_update(f"/start {await link_code(fan)}", tg_user=912)
+        await send_update(app, start)
+        assert await processed(app, start["update_id"]) == "bind"
+        await set_price(app, "BTCUSDT", "50000")
+        portfolio = await author.portfolio(visibility="private")
+        sid, _ = await deploy(author, ALWAYS_LONG, portfolio["id"], name="Always long")
+        followed = await fan.post(
+            "/v1/subscribe", json={"strategy_id": sid, "channels": ["telegram"], "events": ["open"]}
+        )
+        assert followed.status_code == 201, followed.text
+
+        await live.evaluate_due(app.state.ctx)
+        await fake.wait_for(3)  # "Linked…", "Subscription subscribed", the open
+        code = (await author.get(f"/v1/strategies/{sid}")).json()["code"]
+        page = f"{isolated_settings.public_base_url}/s/{code}"
+        # The strategy's public page, not the private portfolio it trades in.
+        assert fake.to(912)[2].endswith(
+            f'1) 50000\n\nStrategy Always long (subscription)\n<a href="{page}">{page}</a>'
+        )

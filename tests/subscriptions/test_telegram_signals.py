@@ -3,10 +3,11 @@ rules B2.7): the open as a Cornix block with its take-profit and stop, the close
 notice with its PnL; the inbox keeps readable prose. Sent through the fake Bot API."""
 
 import asyncio
+from urllib.parse import urlsplit
 
 from papertrade.config import Settings
 from tests.conditional.helpers import conditional
-from tests.conftest import sign_up
+from tests.conftest import client_for, sign_up
 from tests.notifications.helpers import wait_for_inbox
 from tests.subscriptions.test_subscriptions import fund_wallet, priced_portfolio, subscribe
 from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
@@ -67,6 +68,7 @@ async def test_an_open_is_a_cornix_block_and_its_close_a_close_notice(
         await fake.wait_for(4)  # "Linked…", "Subscription subscribed", the open, the close
 
         linked, subscribed, opened, closed = fake.to(910)
+        page = f"{isolated_settings.public_base_url}/p/{portfolio['code']}"
         assert linked.startswith("Linked") and subscribed.startswith("<b>Subscription subscribed")
         assert opened == (
             "#BTC/USDT\n"
@@ -79,11 +81,20 @@ async def test_an_open_is_a_cornix_block_and_its_close_a_close_notice(
             "Stop Targets:\n"
             "1) 57000\n"
             "\n"
-            "&lt;Alpha&gt; &amp; co (subscription)"
+            "&lt;Alpha&gt; &amp; co (subscription)\n"
+            f'<a href="{page}">{page}</a>'
         )
         assert closed == (
-            "#BTC/USDT closed at 63000 (+5% | +30 USDT)\n\n&lt;Alpha&gt; &amp; co (subscription)"
+            "#BTC/USDT closed at 63000 (+5% | +30 USDT)\n\n&lt;Alpha&gt; &amp; co (subscription)\n"
+            f'<a href="{page}">{page}</a>'
         )
+        # The footer's link is the public page of the followed portfolio, for anyone it is
+        # forwarded to: the page the web app serves, and the portfolio that page reads.
+        path = urlsplit(page).path
+        async with client_for(app) as anyone:
+            assert (await anyone.get(path)).status_code == 200
+            shown = await anyone.get(f"/v1/portfolios/by_code/{path.rsplit('/', 1)[1]}")
+            assert shown.status_code == 200 and shown.json()["name"] == "<Alpha> & co"
         inbox = (await fan.get("/v1/inbox")).json()
         bodies = [n["body"] for n in inbox["notifications"]]
         assert bodies[:2] == [

@@ -93,7 +93,9 @@ def _max_in_window(times: list[float], window: float) -> int:
 async def test_a_webhook_signal_that_closes_a_position_sends_the_close_notice(
     isolated_settings: Settings,
 ) -> None:
-    async with telegram_app(isolated_settings) as (app, fake):
+    # Served under a path with an "&": the footer's link is escaped like any text.
+    base = f"{isolated_settings.public_base_url}/paper&trade"
+    async with telegram_app(isolated_settings, public_base_url=base) as (app, fake):
         user = await sign_up(app)
         await _bind(app, user, 704)
         hook = await Hook.create(app, user)
@@ -106,10 +108,14 @@ async def test_a_webhook_signal_that_closes_a_position_sends_the_close_notice(
             if notices:
                 break
             await asyncio.sleep(0.05)
-        # 0.01 × (51000 − 50000) = 10 USDT, 1000 / 50000 = 2 %: forwardable to Cornix
+        # 0.01 × (51000 − 50000) = 10 USDT, 1000 / 50000 = 2 %: forwardable to Cornix, with
+        # the footer's link to the portfolio's page (B2.7)
+        code = (await user.get(f"/v1/portfolios/{hook.portfolio_id}")).json()["code"]
+        page = f"{isolated_settings.public_base_url}/paper&amp;trade/p/{code}"
         assert notices == [
             "#BTC/USDT closed at 51000 (+2% | +10 USDT)\n\n"
-            "Signal 2 (tv): sell 0.01 BTCUSDT market (close): filled"
+            "Signal 2 (tv): sell 0.01 BTCUSDT market (close): filled\n"
+            f'<a href="{page}">{page}</a>'
         ]
 
 

@@ -59,8 +59,9 @@ async def _post(app: FastAPI, fake: FakeTelegram, tg_user: int, text: str, **kw:
     raise AssertionError("the bot did not answer")
 
 
-async def _sent_starting(fake: FakeTelegram, chat_id: int, prefix: str) -> str:
-    for _ in range(200):
+async def _sent_starting(fake: FakeTelegram, chat_id: int, prefix: str, within: float = 10) -> str:
+    deadline = asyncio.get_running_loop().time() + within
+    while asyncio.get_running_loop().time() < deadline:
         found = [t for t in fake.to(chat_id) if t.startswith(prefix)]
         if found:
             return found[0]
@@ -97,6 +98,11 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
         assert kinds == {"fill", "signal"}
         forwarded = await _sent_starting(fake, 1001, "#BTC/USDT")  # forwardable to Cornix
         assert forwarded.startswith(BLOCK + "\n\nSignal 1 (tg): buy 1.492 BTCUSDT market")
+        # The footer ends with a link to the portfolio's page (domain rules B2.7).
+        code = (await user.get(f"/v1/portfolios/{pid}")).json()["code"]
+        page = f"{isolated_settings.public_base_url}/p/{code}"
+        link = f'<a href="{page}">{page}</a>'
+        assert forwarded.endswith(f"\n{link}")
 
         await set_price(app, "BTCUSDT", "67500")  # below the first take-profit
         closed = await _post(app, fake, 1001, "close BTCUSDT")  # the tv text commands work too
@@ -107,7 +113,7 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
         assert notice == (
             "#BTC/USDT closed at 67500 (+0.75% | +746 USDT)\n\n"
             "Signal 2 (tg): sell 1.492 BTCUSDT market: filled; "
-            "cancelled 3 waiting stop/take-profit order(s)"
+            f"cancelled 3 waiting stop/take-profit order(s)\n{link}"
         )
 
 
@@ -182,3 +188,47 @@ async def test_the_same_update_never_trades_twice(isolated_settings: Settings) -
         statuses = [s["status"] for s in await _signals(user, pid)]
         assert statuses == ["duplicate", "executed"]
         assert Decimal(str((await positions(user, pid))["BTCUSDT"]["quantity"])) == Decimal("1.492")
+
+
+async def _a_minute_with(seconds_left: float) -> None:
+    """Wait until the clock minute has `seconds_left` to go: the limit counts per clock minute
+    (fixed windows, kit/ratelimit.py), so a burst that starts there falls in one window."""
+    left = 60 - time.time() % 60
+    if left < seconds_left:
+        await asyncio.sleep(left + 0.2)
+
+
+async def test_the_eighth_signal_in_a_minute_is_refused_and_nothing_runs_twice(
+    isolated_settings: Settings,
+) -> None:
+    # Each signal is answered, and told as a fill and a Cornix block: 25 messages to the chat,
+    # sent faster than Telegram's pace so the answer to the 8th comes soon.
+    async with telegram_app(isolated_settings, telegram_per_chat_per_s=20.0) as (app, fake):
+        user, pid = await _bound(app, fake, 1007)
+        await set_price(app, "BTCUSDT", "67000")
+        await _a_minute_with(40)
+        posted = []
+        for _ in range(8):  # one after the other, each handled before the next is posted
+            update = message_update(BLOCK, tg_user=1007)
+            update["message"]["date"] = int(time.time())
+            assert (await send_update(app, update)).json() == {"ok": True, "duplicate": False}
+            posted.append((update, await processed(app, update["update_id"], within=30)))
+        assert [outcome for _, outcome in posted] == ["signal"] * 7 + ["signal rate limited"]
+
+        # The 8th is answered with why and when to post again; the 7 before it traded.
+        refusal = await _sent_starting(fake, 1007, "At most 7 signals a minute", within=30)
+        assert refusal.startswith("At most 7 signals a minute; this one was not used. Post it ")
+        wait = int(refusal.rsplit(" in ", 1)[1].removesuffix(" s."))
+        assert 1 <= wait <= 60
+        history = await _signals(user, pid)
+        assert [s["status"] for s in history] == ["executed"] * 7
+        assert len({order for s in history for order in s["order_ids"]}) == 7
+
+        # Telegram delivering updates again (the refused one, an executed one) changes nothing.
+        for update, _ in (posted[7], posted[0]):
+            again = await send_update(app, update)
+            assert again.json() == {"ok": True, "duplicate": True}
+        assert len(await _signals(user, pid)) == 7
+        entries = sum(Decimal(s["msg"].split()[1]) for s in history)  # "buy 1.492 BTCUSDT …"
+        held = await positions(user, pid)
+        assert Decimal(str(held["BTCUSDT"]["quantity"])) == entries

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
-from papertrade.comments.events import CommentPosted
+from papertrade.comments.events import CommentDeleted, CommentPosted
 from papertrade.errors import Conflict, NotFound
 from papertrade.models import Comment, Portfolio, Strategy
 from papertrade.uow import AsyncWork
@@ -157,6 +157,16 @@ async def delete(uow: AsyncWork, user_id: int, comment_id: int) -> None:
     if user_id not in (comment.user_id, owner_user_id):
         raise not_found()
     comment.deleted_at, comment.text = uow.now(), ""
+    uow.emit(
+        CommentDeleted(
+            comment_id=comment.id,
+            portfolio_id=comment.portfolio_id,
+            strategy_id=comment.strategy_id,
+            author_user_id=comment.user_id,
+            owner_user_id=owner_user_id,
+            deleted_by_user_id=user_id,
+        )
+    )
 
 
 async def remove_all_by(uow: AsyncWork, user_id: int) -> None:

@@ -42,7 +42,12 @@ class Portfolio(Base):
 
     @property
     def code(self) -> str:
-        return f"{CODE_PREFIX}{self.id:0{CODE_DIGITS}d}"
+        return code_of(self.id)
+
+
+def code_of(portfolio_id: int) -> str:
+    """The short code of a portfolio (its public page is /p/<code>)."""
+    return f"{CODE_PREFIX}{portfolio_id:0{CODE_DIGITS}d}"
 
 
 def id_from_code(code: str) -> int | None:

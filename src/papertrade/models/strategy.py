@@ -33,7 +33,12 @@ class Strategy(Base):
 
     @property
     def code(self) -> str:
-        return f"{CODE_PREFIX}{self.id:0{CODE_DIGITS}d}"
+        return code_of(self.id)
+
+
+def code_of(strategy_id: int) -> str:
+    """The short code of a strategy (its public page is /s/<code>)."""
+    return f"{CODE_PREFIX}{strategy_id:0{CODE_DIGITS}d}"
 
 
 def id_from_code(code: str) -> int | None:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from papertrade.kit.decimals import money_text, plain
-from papertrade.notifications.kinds import Channels, Kind, Message, users
+from papertrade.notifications.kinds import Channels, Kind, Message, page_of, users
 from papertrade.outbox.store import StoredEvent
 from papertrade.tg.text import close_notice, cornix_block
 
@@ -62,7 +62,8 @@ def _subscription_signal(event: StoredEvent) -> Message:
         title = f"Signal: {data['symbol']} {side}"
     keep = {k: data.get(k) for k in ("subscription_id", "signal_id", "symbol", "side", "event")}
     channels = frozenset(str(c) for c in data.get("channels") or ())
-    return Message(title, body, keep, _subscription_telegram(data, kind), channels)
+    page = page_of(portfolio_id=data.get("portfolio_id"), strategy_id=data.get("strategy_id"))
+    return Message(title, body, keep, _subscription_telegram(data, kind), channels, link=page)
 
 
 def _signed(number: str) -> str:
@@ -196,7 +197,10 @@ SUBSCRIPTION = Kind(
     "subscription",
     "A trade of a portfolio you subscribe to (on the channels of the subscription), and changes "
     "to your subscriptions (renewed, past due, ended).",
-    Channels(inbox=True, telegram=True, email=False),
+    # Email on by default: a signal is mailed only when its subscription names email (the
+    # subscriber's own choice there), and this kind's switch (or a mail's unsubscribe link)
+    # turns it off again.
+    Channels(inbox=True, telegram=True, email=True),
     {"subscription.signal": _subscription_signal, "subscription.changed": _subscription_changed},
     {"subscription.signal": users("user_id"), "subscription.changed": users("user_id")},
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 from papertrade.kit.decimals import money_text, plain
 from papertrade.notifications.area_kinds import AREA_KINDS
-from papertrade.notifications.kinds import Channels, Kind, Message
+from papertrade.notifications.kinds import Channels, Kind, Message, page_of
 from papertrade.notifications.security_kinds import SECURITY
 from papertrade.outbox.store import StoredEvent
 from papertrade.tg.text import close_notice, cornix_block, escape
@@ -75,7 +75,8 @@ def _signal(event: StoredEvent) -> Message:
     data = {"signal_id": signal.get("id"), "source": source}
     footer = f"Signal {signal.get('id')} ({source}): {body}"
     block = _cornix(signal.get("parsed"), footer) or _closed(signal.get("closed"), footer)
-    return Message(title, body, data, block if outcome == "executed" else None)
+    page = page_of(portfolio_id=event.portfolio_id)
+    return Message(title, body, data, block if outcome == "executed" else None, link=page)
 
 
 def _closed(closed: Any, footer: str) -> str | None:

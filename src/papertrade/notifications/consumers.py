@@ -10,15 +10,19 @@ from dataclasses import replace
 
 from sqlalchemy import select
 
+from papertrade.context import AppContext
 from papertrade.models import Portfolio
 from papertrade.notifications import service
 from papertrade.notifications.catalogue import BY_EVENT
 from papertrade.outbox.dispatcher import Consumer
 from papertrade.outbox.store import StoredEvent
+from papertrade.tg import text
 from papertrade.uow import AsyncWork
 
 
-async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
+async def notify(uow: AsyncWork, events: Sequence[StoredEvent], base_url: str) -> None:
+    """Turn `events` into notifications; `base_url` (the deployment's public address) makes the
+    links of Telegram's signal blocks absolute."""
     portfolio_ids = {e.portfolio_id for e in events if e.portfolio_id is not None}
     owners: dict[int, tuple[int, str]] = {}
     if portfolio_ids:
@@ -40,6 +44,10 @@ async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
             continue
         if owner is not None:
             message = replace(message, data={**message.data, "portfolio_name": owner[1]})
+        if message.link is not None and message.telegram is not None:
+            message = replace(
+                message, telegram=text.linked(message.telegram, base_url + message.link)
+            )
         readers = named(event) if named is not None else [owner[0]] if owner else []
         pending.extend(
             service.Pending(user_id, kind.name, message, event.portfolio_id, event.id)
@@ -48,6 +56,16 @@ async def notify(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
     await service.deliver(uow, pending)
 
 
-# It writes only its own tables, so the SQLite order writer keeps what it remembers.
-INBOX = Consumer("notifications.inbox", notify, types=frozenset(BY_EVENT), own_tables_only=True)
-CONSUMERS = (INBOX,)
+INBOX = "notifications.inbox"
+TYPES = frozenset(BY_EVENT)
+
+
+def inbox_consumer(ctx: AppContext) -> Consumer:
+    """The consumer, bound to the deployment's public address (the links point there)."""
+    base_url = ctx.settings.public_base_url.rstrip("/")
+
+    async def handle(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
+        await notify(uow, events, base_url)
+
+    # It writes only its own tables, so the SQLite order writer keeps what it remembers.
+    return Consumer(INBOX, handle, types=TYPES, own_tables_only=True)

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from papertrade.models.portfolio import code_of as portfolio_code
+from papertrade.models.strategy import code_of as strategy_code
 from papertrade.outbox.store import StoredEvent
 
 
@@ -35,6 +37,19 @@ class Message:
     # The channels its source allows (a subscription's own choice); None: whatever the user
     # chose for the kind. The user's choice still applies: a channel must be in both.
     channels: frozenset[str] | None = None
+    # The web page it is about, as a path (page_of); the Telegram block's footer links to it
+    # (domain rules B2.7), made absolute with the deployment's public address by the consumer.
+    link: str | None = None
+
+
+def page_of(*, portfolio_id: Any = None, strategy_id: Any = None) -> str | None:
+    """The page of a portfolio (/p/<code>) or a strategy (/s/<code>), as a path: public ones for
+    anyone, a private one for its owner. None when neither is named."""
+    if strategy_id is not None:
+        return f"/s/{strategy_code(int(strategy_id))}"
+    if portfolio_id is not None:
+        return f"/p/{portfolio_code(int(portfolio_id))}"
+    return None
 
 
 # None: this event is not worth telling the user about (e.g. an order that only rests).

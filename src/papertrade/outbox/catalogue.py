@@ -16,7 +16,6 @@ from papertrade.outbox.dispatcher import Consumer
 from papertrade.subscriptions import consumers as subscription_consumers
 
 CONSUMERS: tuple[Consumer, ...] = (
-    *notification_consumers.CONSUMERS,
     CHAIN,
     MIRROR,
     subscription_consumers.SIGNALS,
@@ -24,8 +23,11 @@ CONSUMERS: tuple[Consumer, ...] = (
     copy_funding.FUNDING,
 )
 
-# Consumers that need the running process (a venue to place orders on), built with its context.
+# Consumers that need the running process (a venue to place orders on, the public address the
+# links point to), built with its context. A consumer given to create_app under one of their
+# names replaces it (a test's slowed-down inbox).
 CONTEXT_CONSUMERS: tuple[Callable[[AppContext], Consumer], ...] = (
+    notification_consumers.inbox_consumer,
     copy_consumers.mirror_consumer,
     waitlist_mail_consumer,
 )

@@ -36,6 +36,13 @@ def notification(title: str, body: str) -> str:
     return f"<b>{escape(title)}</b>\n{escape(body)}" if body else f"<b>{escape(title)}</b>"
 
 
+def linked(html_text: str, url: str) -> str:
+    """A signal block or close notice with its footer's link (domain rules B2.7) on the last
+    line: the page of the portfolio or strategy it comes from, escaped for the attribute too."""
+    shown = html.escape(url, quote=True)
+    return f'{html_text}\n<a href="{shown}">{shown}</a>'
+
+
 def _tag(symbol: str) -> str:
     """The pair as Cornix tags it: BTCUSDT → #BTC/USDT."""
     base, quote = (symbol[:-4], symbol[-4:]) if symbol.endswith("USDT") else (symbol, "")

@@ -1,13 +1,16 @@
-"""The `social` channel: copy-trading and subscription events to the sockets of the users they
-concern, in every process (docs/websocket.md, docs/social.md).
+"""The `social` channel: copy-trading, subscription and comment events to the sockets of the
+users they concern, in every process (docs/websocket.md, docs/social.md).
 
 A follower hears of each copied fill (`copy.filled`) and skip (`copy.skipped`); both sides of
 a relation hear it end (`copy.ended`) and settle (`copy.settled`); a subscriber hears each signal
 (`subscription.signal`) and each change of their subscription (`subscription.changed`: paid,
-renewed, past_due, cancelling, ended). The events are made by whichever process commits them
-(the engine leader's outbox consumers, a job worker, a request), so delivery follows the inbox
-relay: local without Redis, one Redis publish per batch with it. The REST resources stay the
-truth; the socket says what happened now.
+renewed, past_due, cancelling, ended); the owner of a portfolio or strategy hears of each
+comment on it, and the author a reply answers of the reply (`comment.posted`); the author and
+the owner hear of a comment's deletion (`comment.deleted`). Nobody hears of what they did
+themselves. The events are made by whichever process commits them (the engine leader's outbox
+consumers, a job worker, a request), so delivery follows the inbox relay: local without Redis,
+one Redis publish per batch with it. The REST resources stay the truth; the socket says what
+happened now.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -33,6 +36,14 @@ RECIPIENTS: Mapping[str, tuple[str, ...]] = {
     "copy.settled": ("follower_user_id", "leader_user_id"),
     "subscription.signal": ("user_id",),
     "subscription.changed": ("user_id",),
+    "comment.posted": ("owner_user_id", "parent_author_user_id"),
+    "comment.deleted": ("author_user_id", "owner_user_id"),
+}
+# Who is not told though named above: whoever did it (an owner commenting on their own
+# portfolio, an author deleting their own comment), as the inbox never tells one their own words.
+NOT_TOLD: Mapping[str, str] = {
+    "comment.posted": "author_user_id",
+    "comment.deleted": "deleted_by_user_id",
 }
 
 
@@ -47,7 +58,8 @@ def items_of(
         if fields is None:
             continue
         raw = event.data
-        users = [int(raw[f]) for f in fields if raw.get(f) is not None]
+        actor = raw.get(NOT_TOLD.get(event.type, ""))
+        users = [int(raw[f]) for f in fields if raw.get(f) is not None and raw[f] != actor]
         if listening is not None:
             users = [user for user in users if listening(user)]
         if not users:
