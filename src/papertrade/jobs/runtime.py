@@ -55,7 +55,6 @@ class Jobs:
         self._stop_consuming = asyncio.Event()
         self._schedulers: list[asyncio.Task[None]] = []  # this process's own (embedded retries)
         self._leading: asyncio.Task[None] | None = None
-        self._running: set[asyncio.Task[Any]] = set()  # this process's job bodies running now
         for job in jobs:
             self.add(job)
 
@@ -92,23 +91,14 @@ class Jobs:
         setattr(body, "__signature__", inspect.Signature(parameters))  # noqa: B010
         return body
 
-    def _track(self) -> None:
-        """Note the running job's task, so that stop() can end what outlives its wait."""
-        task = asyncio.current_task()
-        if task is not None:
-            self._running.add(task)
-            task.add_done_callback(self._running.discard)
-
     def _cpu_body(self, function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
         async def body(*args: Any, **kwargs: Any) -> Any:
-            self._track()
             return await self.cpu.run(function, *args, **kwargs)
 
         return body
 
     def _run_body(self, function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def body(*args: Any, context: Context, **kwargs: Any) -> Any:
-            self._track()
             message = context.message
             attempt = attempt_of(message)
             run = JobRun(
@@ -180,14 +170,6 @@ class Jobs:
                 await asyncio.wait_for(self.broker.wait_all(), STOP_WAIT_S)
             except TimeoutError:
                 log.warning("jobs: stopping with jobs still running")
-        # What is still running (past the wait, or sent by the scheduler as it stopped) is
-        # cancelled here, while the database is open: its run is recorded as failed and can be
-        # retried, rather than cut off later at the loop's end with nothing recorded.
-        running = list(self._running)
-        for task in running:
-            task.cancel()
-        if running:  # bounded: a job that will not end must not hold the process up
-            await asyncio.wait(running, timeout=STOP_WAIT_S)
         await self.broker.shutdown()
         await self._retries.shutdown()
         await self.cpu.close()
