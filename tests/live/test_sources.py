@@ -144,6 +144,34 @@ async def intended_drift(user: User, account_id: int) -> dict[str, Any]:
     return dict(answer.json())
 
 
+async def test_a_check_while_an_order_is_on_its_way_is_not_drift(
+    service: FastAPI, exchange: Exchange
+) -> None:
+    """The exchange has the mirrored order but its answer has not come back: the row is still
+    queued. A check in that window must not see "0.1 held, 0 intended" and alarm the owner."""
+    user = await sign_up(service)
+    source = await user.portfolio(name="paper")
+    account_id = await bind(user, exchange, source_portfolio_id=source["id"])
+    await prices(service, exchange, "50000")
+    exchange.faults.lose_order_answers = 1  # in at the exchange; the answer is 3 s late
+    await market(user, source["id"], "BTCUSDT", "buy", "0.1")
+    deadline = asyncio.get_running_loop().time() + 10
+    while await exchange_position(exchange) != Decimal("0.1"):
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+    assert [r["status"] for r in await live_orders(user, account_id)] == ["queued"]
+
+    during = await intended_drift(user, account_id)
+    assert during["status"] != "drift", during
+    if during["status"] == "error":  # the send outlasted the check's patience: said so
+        assert "being mirrored" in during["error"], during
+    await settled(user, account_id, 1)
+    after = await intended_drift(user, account_id)
+    assert after["status"] == "ok" and after["drift"] == {}, after
+    await asyncio.sleep(1)
+    assert (await user.get("/v1/inbox", params={"kind": "live"})).json()["notifications"] == []
+
+
 async def test_reconciliation_reports_drift_once_in_the_inbox(
     service: FastAPI, exchange: Exchange
 ) -> None:

@@ -24,7 +24,7 @@ from papertrade.kit.time import now_ms
 from papertrade.live import exchange
 from papertrade.live.events import LiveOrderQueued
 from papertrade.live.kill import kill
-from papertrade.live.reconcile import reconcile_all
+from papertrade.live.reconcile import STALE_AFTER_MS, reconcile_all
 from papertrade.models import LiveAccount, LiveOrder, Order, Portfolio
 
 
@@ -212,9 +212,6 @@ async def _failed(
             ctx, user_id, [account_id], close_positions=False, reason="repeated exchange errors"
         )
     return "rejected"
-
-
-STALE_AFTER_MS = 120_000  # well past the send job's own retries (2 + 4 + 6 s)
 
 
 async def resend_stale(run: JobRun) -> dict[str, int]:

@@ -8,6 +8,7 @@ hand on the sub-account, or left by a stopped strategy elsewhere). A drift unlik
 result raises the durable `live.drift` event: the owner's inbox hears of it once, not on every
 run. Exchange calls happen outside transactions."""
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,12 @@ from papertrade.live import exchange
 from papertrade.models import LiveAccount, LiveOrder, LiveReconciliation
 
 BATCH = 500  # accounts per run (by id): far more than one user or a small service has
+SETTLE_TRIES = 4  # a check waits this many times (at most ~1.5 s) for the mirror to be still
+SETTLE_PAUSE_S = 0.5
+# a row still queued after this lost its send job (`live.resend_stale` sends it): no longer
+# "on its way", so it does not hold up a reconciliation
+STALE_AFTER_MS = 120_000  # well past the send job's own retries (2 + 4 + 6 s)
+UNSETTLED = "orders were being mirrored throughout the check; the next run checks again"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,20 +54,40 @@ class LiveDrift(DomainEvent):
         }
 
 
-async def intended_positions(ctx: AppContext, account_id: int, since: int) -> dict[str, Decimal]:
+@dataclass(frozen=True, slots=True)
+class MirrorState:
+    """What the mirror meant at one moment: the positions its sent orders add up to, and
+    whether an order is on its way to the exchange (queued and not yet stale)."""
+
+    intended: dict[str, Decimal]
+    sending: bool
+
+
+async def mirror_state(ctx: AppContext, account_id: int, since: int) -> MirrorState:
     async with ctx.db.reader() as session:
         rows = await session.execute(
-            select(LiveOrder.symbol, LiveOrder.side, LiveOrder.quantity).where(
+            select(
+                LiveOrder.symbol,
+                LiveOrder.side,
+                LiveOrder.quantity,
+                LiveOrder.status,
+                LiveOrder.updated_at,
+            ).where(
                 LiveOrder.live_account_id == account_id,
-                LiveOrder.status == "sent",
+                LiveOrder.status.in_(("sent", "queued")),
                 LiveOrder.created_at >= since,
             )
         )
         held: dict[str, Decimal] = {}
-        for symbol, side, quantity in rows:
+        sending = False
+        horizon = now_ms() - STALE_AFTER_MS
+        for symbol, side, quantity, status, updated_at in rows:
+            if status == "queued":
+                sending = sending or updated_at >= horizon
+                continue
             signed = (quantity or Decimal(0)) * (1 if side == "buy" else -1)
             held[symbol] = held.get(symbol, Decimal(0)) + signed
-    return {s: q for s, q in held.items() if q != 0}
+    return MirrorState({s: q for s, q in held.items() if q != 0}, sending)
 
 
 def compare(
@@ -98,29 +125,57 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
             return None
         key, secret = account.api_key, ctx.cipher.decrypt(account.api_secret_encrypted)
         since, user_id, label = account.baseline_at, account.user_id, account.label
-    intended = await intended_positions(ctx, account_id, since)
-    status, drift, error = "ok", {}, ""
-    try:
-        client = ctx.exchanges.get(
-            key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
-        )
-        actual = await exchange.positions(client)
-        open_orders = await exchange.open_orders(client)
-        drift = compare(intended, actual, open_orders)
-        status = "drift" if drift else "ok"
-    except exchange.ExchangeError as exc:
-        status, error = "error", f"{type(exc).__name__}: {exc}"[:300]
+    client = ctx.exchanges.get(
+        key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
+    )
+    status, drift, error = "error", {}, UNSETTLED
+    for attempt in range(SETTLE_TRIES):
+        if attempt:
+            await asyncio.sleep(SETTLE_PAUSE_S)
+        # The exchange is compared with what the mirror meant only when nothing was on its
+        # way there across the exchange's answer: an order sent in between would otherwise
+        # look like drift ("0.1 held, 0 intended") and alarm the owner for nothing.
+        before = await mirror_state(ctx, account_id, since)
+        if before.sending:
+            continue
+        try:
+            actual = await exchange.positions(client)
+            open_orders = await exchange.open_orders(client)
+        except exchange.ExchangeError as exc:
+            status, drift, error = "error", {}, f"{type(exc).__name__}: {exc}"[:300]
+            break
+        if await mirror_state(ctx, account_id, since) != before:
+            continue
+        drift = compare(before.intended, actual, open_orders)
+        status, error = ("drift" if drift else "ok"), ""
+        break
+    return await _keep(ctx, account_id, user_id, label, status, drift, error)
+
+
+async def _keep(
+    ctx: AppContext,
+    account_id: int,
+    user_id: int,
+    label: str,
+    status: str,
+    drift: dict[str, Any],
+    error: str,
+) -> LiveReconciliation:
     text = json.dumps(drift, sort_keys=True, separators=(",", ":"))
     async with ctx.transaction() as uow:
         # The previous result is read under the account's lock: two checks at once (the
         # scheduled one and a manual one) would otherwise both see "no drift before" and tell
-        # the owner twice.
+        # the owner twice. A check that could not compare (an error) is not a result: the
+        # same drift on both sides of it is not told again.
         await uow.session.execute(
             select(LiveAccount.id).where(LiveAccount.id == account_id).with_for_update()
         )
         previous = await uow.session.scalar(
             select(LiveReconciliation.drift)
-            .where(LiveReconciliation.live_account_id == account_id)
+            .where(
+                LiveReconciliation.live_account_id == account_id,
+                LiveReconciliation.status != "error",
+            )
             .order_by(LiveReconciliation.id.desc())
             .limit(1)
         )
