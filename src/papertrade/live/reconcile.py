@@ -128,7 +128,8 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
     client = ctx.exchanges.get(
         key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
     )
-    status, drift, error = "error", {}, UNSETTLED
+    status, error = "error", UNSETTLED
+    drift: dict[str, Any] = {}
     for attempt in range(SETTLE_TRIES):
         if attempt:
             await asyncio.sleep(SETTLE_PAUSE_S)
