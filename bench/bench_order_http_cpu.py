@@ -14,13 +14,16 @@ IDLE_S with the outbox drained) is taken off, so that a loaded machine, where fe
 through in the same seconds, does not charge that background to each order.
 Target: at most 400 µs.
 
-Run: .venv/bin/python bench/bench_order_http_cpu.py [postgresql+asyncpg://postgres@127.0.0.1:5432/test]
+Run: .venv/bin/python bench/bench_order_http_cpu.py [--sqlite]
+(`--sqlite`: the same on the embedded defaults, SQLite and no Redis, for comparison.)
 """
 
 import asyncio
 import contextlib
 import os
+import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -53,18 +56,30 @@ def thread_ticks(pid: int) -> dict[str, int]:
     return ticks
 
 
+BEHIND = (
+    "SELECT count(*) FROM outbox_cursors"
+    " WHERE last_id < (SELECT coalesce(max(id), 0) FROM outbox_events)"
+)
+
+
 def drained(url: str, within: float = 120.0) -> None:
     """Until every outbox consumer has handled every event so far."""
+    if url.startswith("sqlite"):
+        path = url.split("///", 1)[1]
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            with contextlib.closing(sqlite3.connect(path)) as conn:
+                if conn.execute(BEHIND).fetchone()[0] == 0:
+                    return
+            time.sleep(0.1)
+        raise RuntimeError("the outbox consumers did not catch up")
 
     async def wait() -> None:
         conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://"))
         try:
             deadline = time.monotonic() + within
             while time.monotonic() < deadline:
-                behind = await conn.fetchval(
-                    "SELECT count(*) FROM outbox_cursors"
-                    " WHERE last_id < (SELECT coalesce(max(id), 0) FROM outbox_events)"
-                )
+                behind = await conn.fetchval(BEHIND)
                 if behind == 0:
                     return
                 await asyncio.sleep(0.1)
@@ -75,10 +90,14 @@ def drained(url: str, within: float = 120.0) -> None:
     asyncio.run(wait())
 
 
-def measure(tmp: Path) -> list[tuple[float, dict[str, float]]]:
+def measure(tmp: Path, sqlite: bool) -> list[tuple[float, dict[str, float]]]:
     """(orders/s, µs of CPU per order by thread) for each run."""
-    url = asyncio.run(fresh_database("papertrade_bench_http_cpu"))
-    env = {"PAPERTRADE_DATABASE_URL": url, "PAPERTRADE_REDIS_URL": REDIS}
+    if sqlite:
+        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
+        env = {"PAPERTRADE_DATABASE_URL": url}
+    else:
+        url = asyncio.run(fresh_database("papertrade_bench_http_cpu"))
+        env = {"PAPERTRADE_DATABASE_URL": url, "PAPERTRADE_REDIS_URL": REDIS}
     results = []
     with served(env, workers=1, cores="0,1") as base:
         time.sleep(1)
@@ -112,9 +131,11 @@ def measure(tmp: Path) -> list[tuple[float, dict[str, float]]]:
 
 
 def main() -> None:
+    sqlite = "--sqlite" in sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
-        runs = measure(Path(tmp))
-    print(f"Machine: {machine()}; PostgreSQL and Redis on the same machine (CPU time: the")
+        runs = measure(Path(tmp), sqlite)
+    where = "SQLite, no Redis" if sqlite else "PostgreSQL and Redis on the same machine"
+    print(f"Machine: {machine()}; {where} (CPU time: the")
     print(f"machine may be shared); 1 process, wrk -t1 -c32, {RUNS} runs of {SECONDS} s,")
     print("MARKET orders over 256 portfolios, every consumer on\n")
     names = sorted({n for _, threads in runs for n in threads})

@@ -122,6 +122,7 @@ async def test_leverage_fetch_order_and_extras(
     assert book["bids"][0][0] < 3000 < book["asks"][0][0]
     rate = await exchange.fetch_funding_rate("ETH/USDT:USDT")
     assert rate["markPrice"] == 3000 and rate["fundingRate"] is not None
+    assert await exchange.fetch_funding_intervals() == {}  # no symbol differs from 8 hours
     assert (await exchange.fetch_last_prices(["ETH/USDT:USDT"]))["ETH/USDT:USDT"]["price"] == 3000
     candles = await exchange.fetch_ohlcv("ETH/USDT:USDT", "1h", limit=3)
     assert len(candles) == 3 and candles[-1][4] == 3000

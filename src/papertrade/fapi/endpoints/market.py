@@ -260,6 +260,14 @@ async def book_ticker(call: Call) -> Any:
     ]
 
 
+@endpoint("GET", "/v1/fundingInfo")
+async def funding_info(call: Call) -> list[dict[str, Any]]:
+    """Binance lists here only the symbols whose funding cap, floor or interval differ from
+    the defaults. Every symbol here settles on the same 8-hour grid with no cap of its own, so
+    none differs: an empty list, which clients read as "the defaults everywhere"."""
+    return []
+
+
 @endpoint("GET", "/v1/fundingRate")
 async def funding_rate(call: Call) -> Any:
     params, feed = call.params, _feed(call)
