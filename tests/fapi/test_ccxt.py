@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from tests.conftest import User
 from tests.fapi.clients import ccxt_usdm, with_linear_errors
-from tests.trading_api.helpers import equity, positions, set_price
+from tests.trading_api.helpers import equity, positions, set_price, until_liquidated
 
 SYMBOL = "BTC/USDT:USDT"
 Make = Callable[..., Awaitable[Any]]
@@ -206,3 +206,31 @@ async def test_binance_class_with_linear_markets_only(
         assert (await exchange.fetch_balance())["USDT"]["used"] > 0
     finally:
         await exchange.close()
+
+
+async def test_a_liquidation_is_listed_by_fetch_my_liquidations(
+    app: FastAPI, make_exchange: Make, keyed: tuple[User, int, str, str]
+) -> None:
+    """GET /fapi/v1/forceOrders: the orders the engine placed to liquidate, in Binance's shape."""
+    _user, portfolio_id, api_key, api_secret = keyed
+    await set_price(app, "BTCUSDT", "60000")
+    exchange = await make_exchange(api_key, api_secret)
+    await exchange.load_markets()
+    assert await exchange.fetch_my_liquidations(SYMBOL) == []
+    await exchange.set_leverage(50, SYMBOL)
+    await exchange.create_order(SYMBOL, "market", "buy", 8)  # 480,000 notional on 10,000
+    await set_price(app, "BTCUSDT", "58900")  # -8,800: past the maintenance margin
+    await until_liquidated(app, portfolio_id)
+
+    listed = await exchange.fetch_my_liquidations(SYMBOL)
+    assert len(listed) == 1, listed
+    liquidation = listed[0]
+    assert liquidation["symbol"] == SYMBOL and liquidation["side"] == "sell"
+    assert liquidation["contracts"] == 8 and liquidation["price"] == 58900
+    assert liquidation["timestamp"] is not None
+    assert liquidation["info"]["status"] == "FILLED"
+    assert await exchange.fetch_my_liquidations() == listed  # every symbol
+    adl = await exchange.fetch_my_liquidations(SYMBOL, params={"autoCloseType": "ADL"})
+    assert adl == []  # auto-deleveraging is not simulated
+    with pytest.raises(errors.BadRequest):
+        await exchange.fetch_my_liquidations(SYMBOL, params={"autoCloseType": "MARGIN_CALL"})

@@ -1432,6 +1432,7 @@ FAPI_PROBES: dict[tuple[str, str], list[FapiProbe]] = {
         FapiProbe(lambda w: {"symbol": "ETHUSDT", "startTime": 0}),
     ],
     ("GET", "/v1/income"): [FapiProbe(nothing), FapiProbe(lambda w: {"startTime": 0})],
+    ("GET", "/v1/forceOrders"): [FapiProbe(nothing), FapiProbe(lambda w: {"startTime": 0})],
     ("POST", "/v1/leverage"): [FapiProbe(lambda w: {"symbol": "ETHUSDT", "leverage": 7})],
     ("GET", "/v2/account"): [FapiProbe(nothing)],
     ("GET", "/v3/account"): [FapiProbe(nothing)],

@@ -75,6 +75,35 @@ async def orders_window(
     )
 
 
+async def liquidations_window(
+    session: AsyncSession,
+    portfolio_id: int,
+    symbol: str | None,
+    *,
+    start_ms: int | None,
+    end_ms: int | None,
+    limit: int,
+) -> list[Order]:
+    """GET /fapi/v1/forceOrders: the orders the engine placed to liquidate, ascending; the
+    last 7 days by default, as on Binance."""
+    statement = select(Order).where(
+        Order.portfolio_id == portfolio_id, Order.source == "liquidation"
+    )
+    if symbol is not None:
+        statement = statement.where(Order.symbol == symbol)
+    return await _window(
+        session,
+        statement,
+        Order.id,
+        Order.created_at,
+        from_id=None,
+        start_ms=start_ms,
+        end_ms=end_ms,
+        limit=limit,
+        default_days=7,
+    )
+
+
 async def fills_window(
     session: AsyncSession,
     portfolio_id: int,

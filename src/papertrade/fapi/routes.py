@@ -30,7 +30,6 @@ UNSUPPORTED = {
     "/v1/trades": "Public trade data is not available.",
     "/v1/historicalTrades": "Public trade data is not available.",
     "/v1/adlQuantile": "Auto-deleveraging is not simulated.",
-    "/v1/forceOrders": "Liquidation orders are not listed.",
     "/v1/apiTradingStatus": "Trading quantitative rules are not simulated.",
     "/v1/convert/getQuote": "Convert is not supported.",
 }

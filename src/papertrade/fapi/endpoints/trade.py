@@ -288,6 +288,29 @@ async def all_orders(call: Call) -> Any:
     return [translate.order_wire(o, instrument, with_time=True) for o in orders]
 
 
+@endpoint("GET", "/v1/forceOrders", signed=True, weight=lambda p: 20 if p.has("symbol") else 50)
+async def force_orders(call: Call) -> Any:
+    """The user's liquidation orders (ccxt's fetch_my_liquidations). Auto-deleveraging is not
+    simulated, so `autoCloseType=ADL` finds none."""
+    params = call.params
+    symbol = params.symbol(required=False)
+    if symbol is not None:
+        instrument_of(call.ctx.market, symbol)  # an unknown symbol is -1121, as on Binance
+    kind = params.choice("autoCloseType", {"LIQUIDATION", "ADL"})
+    start = params.integer("startTime", low=0)
+    end = params.integer("endTime", low=0)
+    limit = params.limit(50, 100)
+    async with call.ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, call.principal, call.portfolio_id)
+        if kind == "ADL":
+            return []
+        orders = await queries.liquidations_window(
+            session, call.portfolio_id, symbol, start_ms=start, end_ms=end, limit=limit
+        )
+    instruments = call.ctx.market.instruments() if call.ctx.market is not None else {}
+    return [translate.order_wire(o, instruments.get(o.symbol), with_time=True) for o in orders]
+
+
 @endpoint("GET", "/v1/userTrades", signed=True, weight=5)
 async def user_trades(call: Call) -> Any:
     instrument = _instrument(call)
