@@ -30,6 +30,11 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 	  --outfile=node_modules/papertrade-bundle/codemirror.mjs
 	touch $@
 
+# the Node.js Binance client of tests/fapi/test_node_client.py
+tests/node/node_modules/.installed: tests/node/package.json tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
 $(FREQTRADE_VENV)/.installed: tests/freqtrade/requirements.lock
 	$(PYTHON) -m venv $(FREQTRADE_VENV)
 	$(FREQTRADE_VENV)/bin/pip install -q --upgrade pip==26.3
@@ -50,10 +55,10 @@ fmt: setup ## format and fix what ruff can
 types: setup ## mypy (strict) over the code and the tests
 	$(BIN)/mypy src/papertrade tests bench scripts
 
-test-sqlite: setup $(FREQTRADE_VENV)/.installed ## the test suite on SQLite
+test-sqlite: setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.installed ## the test suite on SQLite
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-test-postgres: setup $(FREQTRADE_VENV)/.installed ## the same suite on PostgreSQL ($(PG_TEST_URL))
+test-postgres: setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.installed ## the same suite on PostgreSQL ($(PG_TEST_URL))
 	PAPERTRADE_TEST_POSTGRES_URL=$(PG_TEST_URL) $(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint types test-sqlite test-postgres ## everything CI runs: lint, types, tests on SQLite and PostgreSQL
@@ -65,4 +70,4 @@ screenshots: setup ## PNGs of the main web pages, desktop and phone width, into 
 	$(BIN)/python scripts/screenshots.py
 
 clean: ## remove the virtualenv, front-end packages and local data
-	rm -rf $(VENV) $(FREQTRADE_VENV) frontend/node_modules var
+	rm -rf $(VENV) $(FREQTRADE_VENV) frontend/node_modules tests/node/node_modules var

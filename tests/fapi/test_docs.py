@@ -1,4 +1,5 @@
-"""Every Python snippet of docs/fapi.md ("Point your bot at Papertrade") runs as written."""
+"""Every snippet of docs/fapi.md ("Point your bot at Papertrade") runs as written: the Python
+ones in this process, the Node.js one with node (tests/node's pinned packages)."""
 
 import asyncio
 import re
@@ -13,14 +14,17 @@ from tests.trading_api.helpers import positions, set_price
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fapi.md"
 SNIPPET = re.compile(r"<!-- snippet: ([\w-]+) -->\n```python\n(.*?)```", re.S)
+JS_SNIPPET = re.compile(r"<!-- snippet: ([\w-]+) -->\n```js\n(.*?)```", re.S)
+NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 
 
 def snippets() -> dict[str, str]:
     return dict(SNIPPET.findall(DOC.read_text()))
 
 
-def test_the_doc_has_the_four_clients() -> None:
+def test_the_doc_has_the_five_clients() -> None:
     assert set(snippets()) == {"ccxt", "ccxt-binance", "python-binance", "connector"}
+    assert set(dict(JS_SNIPPET.findall(DOC.read_text()))) == {"node-binance"}
     text = DOC.read_text()
     assert "## Point your bot at Papertrade" in text and '"margin_mode": "cross"' in text
 
@@ -45,3 +49,35 @@ async def test_snippet_runs(name: str, app: FastAPI, live_url: str, user: User) 
     held = await positions(user, portfolio["id"])
     expected = {"python-binance": {"BTCUSDT"}, "connector": {"ETHUSDT"}}.get(name, set())
     assert set(held) == expected
+
+
+async def test_the_node_snippet_runs(
+    app: FastAPI, live_url: str, user: User, tmp_path: Path
+) -> None:
+    await set_price(app, "SOLUSDT", "150")
+    portfolio = await user.portfolio()
+    api_key, api_secret = await user.compat_key(portfolio["id"])
+    code = dict(JS_SNIPPET.findall(DOC.read_text()))["node-binance"]
+    code = re.sub(r"^const BASE_URL = '.*';$", f"const BASE_URL = '{live_url}';", code, flags=re.M)
+    code = re.sub(r"^const API_KEY = '.*';$", f"const API_KEY = '{api_key}';", code, flags=re.M)
+    code = re.sub(
+        r"^const API_SECRET = '.*';$", f"const API_SECRET = '{api_secret}';", code, flags=re.M
+    )
+    assert live_url in code and api_secret in code
+    script = NODE_DIR / f"snippet-{tmp_path.name}.mjs"  # beside tests/node's node_modules
+    script.write_text(code)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "node",
+            script.name,
+            cwd=NODE_DIR,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    finally:
+        script.unlink()
+    assert process.returncode == 0, err.decode()[-2000:]
+    assert "FILLED" in out.decode().splitlines()
+    held = await positions(user, portfolio["id"])
+    assert set(held) == {"SOLUSDT"}
