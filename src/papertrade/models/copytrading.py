@@ -67,7 +67,12 @@ class CopyTrade(Base):
 
     __tablename__ = "copy_trades"
     __table_args__ = (
-        UniqueConstraint("relation_id", "leader_order_id", "leg"),
+        UniqueConstraint(
+            "relation_id",
+            "leader_order_id",
+            "leg",
+            name="uq_copy_trades_relation_id_leader_order_id_leg",  # as 0014 made it
+        ),
         Index("ix_copy_trades_relation", "relation_id", "id"),
     )
 

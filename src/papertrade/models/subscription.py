@@ -26,7 +26,9 @@ class SubscriptionPrice(Base):
 class Subscription(Base):
     __tablename__ = "subscriptions"
     __table_args__ = (
-        UniqueConstraint("user_id", "portfolio_id"),
+        UniqueConstraint(
+            "user_id", "portfolio_id", name="uq_subscriptions_user_id_portfolio_id"
+        ),  # as 0014_2 made it
         UniqueConstraint("user_id", "strategy_id", name="uq_subscriptions_user_strategy"),
         Index("ix_subscriptions_portfolio", "portfolio_id", "status"),
         Index("ix_subscriptions_strategy", "strategy_id", "status"),
