@@ -11,6 +11,8 @@ from sqlalchemy import select
 from papertrade.config import Settings
 from papertrade.engine import engine as engine_module
 from papertrade.models import Order
+from papertrade.orders.events import OrderAccepted
+from papertrade.orders.views import order_event_data
 from tests.conftest import User, client_for, running_app, sign_up
 from tests.trading_api.helpers import (
     equity,
@@ -257,3 +259,52 @@ async def test_the_engine_forgets_taken_out_orders_after_a_while(
     await asyncio.sleep(0.3)
     assert (await user.delete(f"/v1/order/{ids[1]}")).status_code == 200
     assert ids[0] not in engine._taken_out and ids[1] in engine._taken_out
+
+
+async def _resting_then_missed(user: User, app: FastAPI) -> tuple[int, Order]:
+    """A resting sell at 63,000 that is not in its book when the mark reaches 63,000: the state
+    of an order whose commit a tick overtook (on a busy machine, or placed by another process
+    and not yet picked up)."""
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    await market(user, pid, "BTCUSDT", "buy", "0.01")
+    resting = await limit(user, pid, "sell", "0.01", "63000")
+    engine = app.state.engine
+    engine.books.remove("BTCUSDT", resting["id"])
+    await set_price(app, "BTCUSDT", "63000")  # the tick finds no order to fill
+    if app.state.ctx.db.is_sqlite:  # (on PostgreSQL the engine's follow pass may be quicker)
+        await asyncio.sleep(0.2)
+        assert (await user.get(f"/v1/order/{resting['id']}")).json()["status"] == "new"
+    async with app.state.ctx.db.reader() as session:
+        row = await session.get(Order, resting["id"])
+        assert row is not None
+    return resting["id"], row
+
+
+async def test_a_tick_that_overtook_an_orders_commit_still_fills_it(
+    user: User, app: FastAPI
+) -> None:
+    """The engine learns of a new resting order after its commit; a tick in between was checked
+    before the order was in the book. The latest mark is applied again as the order joins."""
+    order_id, row = await _resting_then_missed(user, app)
+    joined = OrderAccepted(portfolio_id=row.portfolio_id, order=order_event_data(row), resting=True)
+    await app.state.engine.on_events([joined])
+    filled = await wait_for_status(user, order_id, "filled")
+    assert filled["avg_price"] == 63000
+
+
+async def test_an_order_picked_up_from_the_database_after_the_tick_still_fills(
+    user: User, app: FastAPI
+) -> None:
+    """Another process placed it; this engine picks it up a moment later, past the tick. On
+    PostgreSQL the engine's own follow pass does that; SQLite has one process and no such pass,
+    so it is called here."""
+    order_id, _row = await _resting_then_missed(user, app)
+    engine = app.state.engine
+    if app.state.ctx.db.is_sqlite:
+        joined: set[str] = set()
+        await engine.pick_up_open_orders(full=False, joined=joined)
+        assert joined == {"BTCUSDT"}
+        await engine.catch_up(joined)
+    filled = await wait_for_status(user, order_id, "filled")
+    assert filled["avg_price"] == 63000

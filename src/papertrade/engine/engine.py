@@ -123,8 +123,9 @@ class Engine:
         self.books = Books()
         self.triggers = TriggerWatch()
 
-    async def pick_up_open_orders(self, *, full: bool) -> int:
-        """Add open orders missing from the books; a full pass also drops closed ones."""
+    async def pick_up_open_orders(self, *, full: bool, joined: set[str] | None = None) -> int:
+        """Add open orders missing from the books; a full pass also drops closed ones. The
+        symbols of what was added go into `joined`."""
         statement = select(Order).where(Order.is_open.is_(True))
         if not full:
             # Ids are assigned before commit, so a later commit can carry a lower id: look back.
@@ -135,8 +136,10 @@ class Engine:
         for order in rows:
             if order.id not in self.books.book(order.symbol) and order.id not in self._taken_out:
                 self.rest(order)
+                if joined is not None:
+                    joined.add(order.symbol)
             self._watermark = max(self._watermark, order.id)
-        await self._pick_up_conditional(full=full)
+        await self._pick_up_conditional(full=full, joined=joined)
         if full:
             open_ids = {order.id for order in rows}
             for symbol, book in self.books.items():
@@ -146,7 +149,7 @@ class Engine:
                     self.books.remove(symbol, stale)
         return len(rows)
 
-    async def _pick_up_conditional(self, *, full: bool) -> None:
+    async def _pick_up_conditional(self, *, full: bool, joined: set[str] | None) -> None:
         """Watch waiting conditional orders missing from the watch (at start, and what other
         processes placed); a full pass also drops closed ones."""
         statement = select(ConditionalOrder).where(ConditionalOrder.is_open.is_(True))
@@ -159,6 +162,8 @@ class Engine:
         for row in rows:
             if row.id not in self._taken_out and row.id not in self.triggers:
                 self.triggers.watch(conditional_data(row))
+                if joined is not None:
+                    joined.add(row.symbol)
             self._watermark = max(self._watermark, row.id)
 
     async def _follow_forever(self) -> None:
@@ -167,7 +172,10 @@ class Engine:
             await asyncio.sleep(FOLLOW_INTERVAL_S)
             passes += 1
             try:
-                await self.pick_up_open_orders(full=passes % FULL_PASS_EVERY == 0)
+                joined: set[str] = set()
+                await self.pick_up_open_orders(full=passes % FULL_PASS_EVERY == 0, joined=joined)
+                if joined:
+                    await self.catch_up(joined)
             except Exception as exc:
                 log_failure(log, "following open orders failed", exc, self.ctx.db.outages)
 
@@ -213,9 +221,11 @@ class Engine:
 
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """After each commit: a new resting order goes in its book, a cancelled one comes out."""
+        joined: set[str] = set()
         for event in events:
             if isinstance(event, OrderAccepted) and event.resting:
                 order = event.order
+                joined.add(order["symbol"])
                 self._add(
                     order["symbol"],
                     RestingOrder(
@@ -232,6 +242,7 @@ class Engine:
             elif isinstance(event, ConditionalPlaced):
                 if self.active:
                     self.triggers.watch(event.conditional)
+                    joined.add(event.symbol)
             elif isinstance(event, ConditionalEvent) and self.active:
                 self.triggers.unwatch(event.symbol, event.conditional_id, event.portfolio_id)
                 self._note_taken_out([event.conditional_id])
@@ -240,6 +251,28 @@ class Engine:
                 if self.triggers.closes(event.portfolio_id, symbol):
                     side = str(event.position.get("position_side") or PositionSide.BOTH.value)
                     self._spawn(self._cancel_closing(event.portfolio_id, symbol, side))
+        if joined:
+            self._spawn(self.catch_up(joined))
+
+    async def catch_up(self, symbols: set[str]) -> None:
+        """Apply the latest quote again to what just joined the books and the watch: a tick
+        that came between an order's commit and this moment did not see it (the order was
+        checked against the mark before that tick), and the price may not come back."""
+        market = self.ctx.market
+        if market is None or not self.active:
+            return
+        for symbol in sorted(symbols):
+            quote = market.quote(symbol)
+            if quote is None:
+                continue
+            crossed = self.books.crossed(symbol, quote.mark_price)
+            if crossed:
+                self._note_taken_out(r.order_id for r in crossed)
+                await self.fill_crossed(symbol, crossed, mark=quote.mark_price)
+            fired = self.triggers.reached(quote)
+            if fired is not None:
+                self._note_taken_out(fired.ids)
+                await self.trigger(fired)
 
     def unrest(self, symbol: str, order_id: int) -> None:
         if self.active:
