@@ -3,15 +3,32 @@ take-profit limit orders from the ticket and the list of orders waiting for a tr
 at a limit price, closing everything, the Funding and Ledger tabs, reduce-only and the % slider.
 """
 
+import asyncio
 import re
 from decimal import Decimal
 
 from playwright.async_api import Page, expect
+from sqlalchemy import select
 
 from papertrade.engine import risk
+from papertrade.models import Order
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
 from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+
+
+async def until_no_open_order(web: WebApp, portfolio_id: int, within: float = 10) -> None:
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        async with web.app.state.ctx.db.reader() as session:
+            still = await session.scalar(
+                select(Order.id).where(Order.portfolio_id == portfolio_id, Order.is_open.is_(True))
+            )
+        if still is None:
+            return
+        assert asyncio.get_running_loop().time() < deadline, f"order {still} still open"
+        await asyncio.sleep(0.1)
+
 
 FUNDING_DETAIL = "LINKUSDT funding at 2031-10-17 10:40, rate +0.1000%"
 MS_TIMESTAMP = re.compile(r"\d{13}")
@@ -102,7 +119,10 @@ async def test_a_position_closes_at_a_limit_price_and_close_all_closes_the_rest(
 
     async with steps("the mark reaches 63,000: the position is closed at the limit"):
         await set_price(web.app, "BTCUSDT", "63000")
-        await expect(row).to_have_count(0)
+        # First the engine (a failure here is not the page's), then the page: the fill is
+        # pushed at once, and the page's 15-second safety read covers a push lost under load.
+        await until_no_open_order(web, made["id"])
+        await expect(row).to_have_count(0, timeout=20_000)
         await expect(page.locator("#orders-table")).to_be_hidden()
         await page.click("#tab-history")
         filled = page.locator("#history-table tbody tr", has_text="sell (close)")
