@@ -1,7 +1,6 @@
 """Choosing the feed at start-up, the status() shape every feed shares, and the fill guard."""
 
 import logging
-import time
 
 import pytest
 
@@ -19,10 +18,8 @@ STATUS_KEYS = {"source", "simulated", "connected", "last_update", "stale", "deta
 
 async def test_auto_falls_back_to_the_simulation(caplog: pytest.LogCaptureFixture) -> None:
     url = closed_port_url()
-    began = time.perf_counter()
     with caplog.at_level(logging.WARNING, logger="papertrade.market"):
         feed = await build_feed("auto", binance_rest_url=url, sim_seed=5, sim_tick_ms=100)
-    assert time.perf_counter() - began < 3.5
     assert isinstance(feed, SimFeed) and feed.seed == 5 and feed.tick_ms == 100
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
