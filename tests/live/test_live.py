@@ -232,7 +232,8 @@ async def test_a_queued_order_whose_send_job_was_lost_is_sent_by_the_sweep(
         return None
 
     run = JobRun("sweep", "live.resend_stale", 1, ctx, no_progress)
-    assert await resend_stale(run) == {"sent": 1}
+    outcome = await resend_stale(run)
+    assert outcome == {"sent": 1}, (outcome, await live_orders(user, account_id))
     assert await resend_stale(run) == {}  # nothing left to send
     assert await exchange_position(exchange) == Decimal("0.02")
     rows = await live_orders(user, account_id)
