@@ -54,15 +54,22 @@ async def _window(
 async def orders_window(
     session: AsyncSession,
     portfolio_id: int,
-    symbol: str,
+    symbol: str | None,
     *,
     from_id: int | None,
     start_ms: int | None,
     end_ms: int | None,
     limit: int,
+    source: str | None = None,
+    default_days: int | None = None,
 ) -> list[Order]:
-    """GET /fapi/v1/allOrders: one symbol's orders, ascending."""
-    statement = select(Order).where(Order.portfolio_id == portfolio_id, Order.symbol == symbol)
+    """Orders, ascending: GET /fapi/v1/allOrders (one symbol's), and GET /fapi/v1/forceOrders
+    (`source="liquidation"`, every symbol or one, the last 7 days by default)."""
+    statement = select(Order).where(Order.portfolio_id == portfolio_id)
+    if symbol is not None:
+        statement = statement.where(Order.symbol == symbol)
+    if source is not None:
+        statement = statement.where(Order.source == source)
     return await _window(
         session,
         statement,
@@ -72,35 +79,7 @@ async def orders_window(
         start_ms=start_ms,
         end_ms=end_ms,
         limit=limit,
-    )
-
-
-async def liquidations_window(
-    session: AsyncSession,
-    portfolio_id: int,
-    symbol: str | None,
-    *,
-    start_ms: int | None,
-    end_ms: int | None,
-    limit: int,
-) -> list[Order]:
-    """GET /fapi/v1/forceOrders: the orders the engine placed to liquidate, ascending; the
-    last 7 days by default, as on Binance."""
-    statement = select(Order).where(
-        Order.portfolio_id == portfolio_id, Order.source == "liquidation"
-    )
-    if symbol is not None:
-        statement = statement.where(Order.symbol == symbol)
-    return await _window(
-        session,
-        statement,
-        Order.id,
-        Order.created_at,
-        from_id=None,
-        start_ms=start_ms,
-        end_ms=end_ms,
-        limit=limit,
-        default_days=7,
+        default_days=default_days,
     )
 
 

@@ -304,8 +304,16 @@ async def force_orders(call: Call) -> Any:
         await portfolio_service.get_owned(session, call.principal, call.portfolio_id)
         if kind == "ADL":
             return []
-        orders = await queries.liquidations_window(
-            session, call.portfolio_id, symbol, start_ms=start, end_ms=end, limit=limit
+        orders = await queries.orders_window(
+            session,
+            call.portfolio_id,
+            symbol,
+            from_id=None,
+            start_ms=start,
+            end_ms=end,
+            limit=limit,
+            source="liquidation",
+            default_days=7,
         )
     instruments = call.ctx.market.instruments() if call.ctx.market is not None else {}
     return [translate.order_wire(o, instruments.get(o.symbol), with_time=True) for o in orders]
