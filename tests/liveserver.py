@@ -20,7 +20,14 @@ async def live_server(app: FastAPI) -> AsyncIterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, lifespan="off", log_level="warning", ws="websockets-sansio")
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_level="warning",
+        ws="websockets-sansio",
+        # a request or socket left open by a failing test must not hold the server's shutdown
+        timeout_graceful_shutdown=10,
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:

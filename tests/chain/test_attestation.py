@@ -43,7 +43,7 @@ async def standalone(url: str, code: str) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable, str(SCRIPT), url, code, stdout=asyncio.subprocess.PIPE
     )
-    out, _ = await process.communicate()
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
     return process.returncode or 0, out.decode()
 
 

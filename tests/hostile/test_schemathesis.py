@@ -47,7 +47,11 @@ async def test_schemathesis_finds_no_server_error_or_undocumented_response(tmp_p
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
-        output, _ = await process.communicate()
+        try:
+            output, _ = await asyncio.wait_for(process.communicate(), 400)
+        except TimeoutError:
+            process.kill()
+            raise
     finally:
         await asyncio.to_thread(service.stop)
     text = output.decode(errors="replace")
