@@ -1,12 +1,9 @@
 """Shared fixtures: a real database (SQLite by default, PostgreSQL when asked) and the real app."""
 
 import asyncio
-import faulthandler
 import os
-import sys
-import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,35 +16,10 @@ from fastapi import FastAPI
 from papertrade.app import create_app
 from papertrade.config import Settings
 
+pytest_plugins = ["tests.hangwatch"]
+
 ORIGIN = "https://testserver"
 PG_URL = os.environ.get("PAPERTRADE_TEST_POSTGRES_URL")  # postgresql+asyncpg://user@host:port/db
-# pytest-timeout kills a hung test's worker (pyproject's `timeout`), which tells nothing about an
-# asyncio test: its thread only idles in the event loop. Before that, the watchdog prints what
-# every task waits on and cancels the test's own task, so it fails with the line it hung on.
-HANG_WATCH_MARGIN_S = 120
-
-
-def _stop_hung_test(test: str, code: object) -> None:
-    print(f"\n=== {test} hung: its asyncio tasks and threads ===", file=sys.stderr)
-    for task in list(asyncio.tasks._all_tasks):  # every loop's tasks: a report, not control
-        if task.done():
-            continue
-        task.print_stack(limit=15, file=sys.stderr)
-        if any(frame.f_code is code for frame in task.get_stack()):
-            task.get_loop().call_soon_threadsafe(task.cancel)
-    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-
-
-@pytest.fixture(autouse=True)
-def watch_for_a_hang(request: pytest.FixtureRequest) -> Iterator[None]:
-    after = float(request.config.getini("timeout") or 0) - HANG_WATCH_MARGIN_S
-    code = getattr(request.function, "__code__", None)
-    timer = threading.Timer(after, _stop_hung_test, [request.node.nodeid, code])
-    timer.daemon = True
-    if after > 0:
-        timer.start()
-    yield
-    timer.cancel()
 
 
 async def _fresh_postgres_database(name: str) -> str:
