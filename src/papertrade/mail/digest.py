@@ -9,14 +9,18 @@ arrived since the previous one (the last 24 hours the first time) and is still u
 nothing to list, no mail is sent. Suppressed addresses get none (their day still counts). Like
 every notification mail it carries the unsubscribe links (the digest's own turns mail `off`).
 The digest is made from the inbox: a kind whose inbox channel is off is not in it.
+
+Instant mail past the hourly limit (mail/service.py HOURLY_LIMIT, B4) is held, not sent. The
+same job sends a user's held mail as one mail once the oldest of it is an hour old (so within
+an hour and a quarter), and marks it `digested` in the same transaction.
 """
 
 from datetime import UTC, datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 
 from papertrade.mail import service as mail_service
-from papertrade.models import EmailDigest, EmailSuppression, Notification, User
+from papertrade.models import EmailDigest, EmailMessage, EmailSuppression, Notification, User
 from papertrade.notifications.catalogue import BY_NAME
 from papertrade.notifications.service import channels_of
 from papertrade.uow import AsyncWork
@@ -109,3 +113,61 @@ async def send_due(uow: AsyncWork, base_url: str) -> dict[str, int]:
         mail_service.queue(uow, address, subject, body, user_id=row.user_id, kind=KIND)
         sent += 1
     return {"sent": sent, "suppressed": skipped, "nothing_unread": empty}
+
+
+def compose_held(held: list[EmailMessage], base_url: str) -> tuple[str, str]:
+    """(subject, plain-text body) of the mail that carries held notification mail."""
+    count = len(held)
+    subject = f"Papertrade: {count} more notification{'s' if count != 1 else ''}"
+    lines = [
+        f"More than {mail_service.HOURLY_LIMIT} notifications arrived within an hour, so these "
+        f"{count} come together:",
+        "",
+    ]
+    for mail in held[:MAX_LISTED]:
+        lines.append(f"- {mail.subject} ({_when(mail.created_at)})")
+        first = mail.body.splitlines()[0] if mail.body.strip() else ""
+        if first:
+            lines.append(f"  {first[:300]}")
+    if count > MAX_LISTED:
+        lines.append(f"… and {count - MAX_LISTED} more.")
+    lines += ["", f"All of them are in your inbox: {base_url.rstrip('/')}/app/inbox"]
+    return subject, "\n".join(lines)
+
+
+async def send_held(uow: AsyncWork, base_url: str) -> int:
+    """Send each user's held mail as one, once the oldest of it is an hour old (BATCH users per
+    run); returns how many such mails were queued."""
+    session = uow.session
+    now = uow.now()
+    users = list(
+        await session.scalars(
+            select(EmailMessage.user_id)
+            .where(EmailMessage.status == mail_service.HELD)
+            .group_by(EmailMessage.user_id)
+            .having(func.min(EmailMessage.created_at) <= now - mail_service.HOUR_MS)
+            .order_by(EmailMessage.user_id)
+            .limit(BATCH)
+        )
+    )
+    sent = 0
+    for user_id in users:
+        held = list(
+            await session.scalars(
+                select(EmailMessage)
+                .where(EmailMessage.user_id == user_id, EmailMessage.status == mail_service.HELD)
+                .order_by(EmailMessage.id)
+                .with_for_update(skip_locked=True)
+            )
+        )
+        if not held:  # another process took them
+            continue
+        for mail in held:
+            mail.status = mail_service.DIGESTED
+        address = held[-1].to_address
+        if await session.get(EmailSuppression, address) is not None:
+            continue
+        subject, body = compose_held(held, base_url)
+        mail_service.queue(uow, address, subject, body, user_id=user_id, kind=KIND)
+        sent += 1
+    return sent

@@ -36,7 +36,8 @@ class EmailMessageRead(Schema):
     transactional: bool
     status: str = Field(
         description="pending, sending, handover, sent, failed, interrupted (perhaps delivered, "
-        "never re-sent), suppressed, delayed, delivered, bounced or complained."
+        "never re-sent), suppressed, delayed, delivered, bounced or complained; held (past the "
+        "hourly limit) and then digested (sent within one mail with the others held)."
     )
     attempts: int
     error: str

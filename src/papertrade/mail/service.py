@@ -8,7 +8,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.mail.events import MailQueued
@@ -16,6 +16,12 @@ from papertrade.models import EmailDigest, EmailMessage, EmailSuppression, User
 from papertrade.uow import AnyWork, AsyncWork
 
 ALL_KINDS = "all"
+# B4: at most this many notification mails an hour per user; the rest are held and go out
+# together in one mail an hour later (mail/digest.py send_held). Per user rather than per
+# subscription: a mailbox suffers the total, whichever portfolios it follows.
+HOURLY_LIMIT = 20
+HOUR_MS = 3_600_000
+HELD, DIGESTED = "held", "digested"  # statuses of a held mail, before and after its digest
 
 
 class _Announced:
@@ -32,8 +38,10 @@ def queue(
     kind: str = "",
     transactional: bool = False,
     notification_id: int | None = None,
+    held: bool = False,
 ) -> None:
-    """Queue a plain-text mail; the sender sends it after this unit of work commits."""
+    """Queue a plain-text mail; the sender sends it after this unit of work commits. A held
+    mail is not sent: it waits for the digest of held mail."""
     uow.session.add(
         EmailMessage(
             to_address=to_address,
@@ -43,14 +51,14 @@ def queue(
             body=body,
             transactional=transactional,
             kind=kind,
-            status="pending",
+            status=HELD if held else "pending",
             attempts=0,
             error="",
             created_at=uow.now(),
         )
     )
     announced = uow.part(_Announced)
-    if not announced.done:
+    if not held and not announced.done:
         announced.done = True
         uow.emit(MailQueued())
 
@@ -94,8 +102,8 @@ async def queue_notifications(
     uow: AsyncWork, items: Sequence[tuple[int, int | None, str, str, str]]
 ) -> int:
     """Mail (user_id, notification_id, kind, title, body) to each user's address, except
-    suppressed ones and users who chose the daily digest (or no mail); returns how many were
-    queued."""
+    suppressed ones and users who chose the daily digest (or no mail); past a user's
+    HOURLY_LIMIT the mail is held for the digest of held mail. Returns how many were queued."""
     users = sorted({item[0] for item in items})
     later = await not_instant(uow.session, users)
     users = [u for u in users if u not in later]
@@ -106,16 +114,47 @@ async def queue_notifications(
         )
         emails.update({row.id: row.email for row in rows})
     blocked = await suppressed(uow, list(emails.values()))
+    sent = await _mailed_last_hour(uow, list(emails), uow.now())
     queued = 0
     for user_id, notification_id, kind, title, body in items:
         address = emails.get(user_id)
         if address is None or address in blocked:
             continue
+        held = sent.get(user_id, 0) >= HOURLY_LIMIT
+        sent[user_id] = sent.get(user_id, 0) + 1
         queue(
-            uow, address, title, body, user_id=user_id, kind=kind, notification_id=notification_id
+            uow,
+            address,
+            title,
+            body,
+            user_id=user_id,
+            kind=kind,
+            notification_id=notification_id,
+            held=held,
         )
         queued += 1
     return queued
+
+
+async def _mailed_last_hour(uow: AsyncWork, users: list[int], now: int) -> dict[int, int]:
+    """Notification mail (digests included) queued for each user in the last hour, held
+    mail not counted."""
+    counts: dict[int, int] = {}
+    for start in range(0, len(users), 5000):
+        rows = await uow.session.execute(
+            select(EmailMessage.user_id, func.count())
+            .where(
+                EmailMessage.user_id.in_(users[start : start + 5000]),
+                EmailMessage.transactional.is_(False),
+                EmailMessage.created_at > now - HOUR_MS,
+                EmailMessage.status.not_in((HELD, DIGESTED)),
+            )
+            .group_by(EmailMessage.user_id)
+        )
+        for user_id, count in rows:
+            if user_id is not None:  # never: the query names users
+                counts[user_id] = count
+    return counts
 
 
 def _signature(secret: str, user_id: int, kind: str) -> str:

@@ -26,6 +26,7 @@ class EmailMessage(Base):
     __tablename__ = "email_messages"
     __table_args__ = (
         Index("ix_email_messages_status_id", "status", "id"),
+        Index("ix_email_messages_user_created", "user_id", "created_at"),
         UniqueConstraint("notification_id", name="uq_email_messages_notification_id"),
     )
 
@@ -37,7 +38,8 @@ class EmailMessage(Base):
     body: Mapped[str] = mapped_column(Text)
     transactional: Mapped[bool] = mapped_column(Boolean, default=False)
     kind: Mapped[str] = mapped_column(String(40), default="")  # the notification kind, if any
-    # pending | sending | handover | sent | failed | interrupted | suppressed; after the provider's
+    # pending | sending | handover | sent | failed | interrupted | suppressed, or held | digested
+    # past the hourly limit (mail/service.py HOURLY_LIMIT); after the provider's
     # events: delayed | delivered | bounced | complained (inbound/providers.py VERDICTS)
     status: Mapped[str] = mapped_column(String(12), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
