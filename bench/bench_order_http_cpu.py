@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import asyncpg
+import redis
 from bench_scaleout import REDIS, accounts, fresh_database, native_lines, script
 from server import _SERVER_PIDS, machine, served, wrk
 
@@ -60,6 +61,16 @@ BEHIND = (
     "SELECT count(*) FROM outbox_cursors"
     " WHERE last_id < (SELECT coalesce(max(id), 0) FROM outbox_events)"
 )
+
+
+def redis_calls() -> dict[str, int]:
+    """Commands Redis has served so far, by command (INFO commandstats; the whole server)."""
+    client = redis.Redis.from_url(REDIS)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return {name.removeprefix("cmdstat_"): int(row["calls"]) for name, row in stats.items()}
 
 
 def drained(url: str, within: float = 120.0) -> None:
@@ -113,10 +124,12 @@ def measure(tmp: Path, sqlite: bool) -> list[tuple[float, dict[str, float]]]:
         after, idle_s = thread_ticks(pid), time.monotonic() - started
         idle = {name: (after[name] - before.get(name, 0)) / hz / idle_s for name in after}
         for _ in range(RUNS):
+            calls_before = {} if sqlite else redis_calls()
             before, started = thread_ticks(pid), time.monotonic()
             result = wrk(base, lua, seconds=SECONDS, cores="0,1", args=(data,))
             drained(url)
             after, wall = thread_ticks(pid), time.monotonic() - started
+            calls = {} if sqlite else redis_calls()
             orders = result["requests"] - result["non2xx"]
             per_thread = {
                 name: ((after[name] - before.get(name, 0)) / hz - idle.get(name, 0.0) * wall)
@@ -126,6 +139,14 @@ def measure(tmp: Path, sqlite: bool) -> list[tuple[float, dict[str, float]]]:
             }
             per_thread["(idle background, taken off)"] = sum(idle.values()) * wall / orders * 1e6
             print(f"run: {result['requests']} requests, {result['non2xx']} refused (non-2xx)")
+            if calls:  # the service's round trips to Redis (the benchmark's own INFO left out)
+                sent = {c: n - calls_before.get(c, 0) for c, n in calls.items() if c != "info"}
+                top = sorted(sent.items(), key=lambda item: -item[1])[:6]
+                print(
+                    f"  Redis commands per order: {sum(sent.values()) / orders:.2f} ("
+                    + ", ".join(f"{c} {n / orders:.2f}" for c, n in top if n)
+                    + ")"
+                )
             results.append((result["rps"], per_thread))
     return results
 
