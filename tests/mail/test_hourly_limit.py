@@ -66,6 +66,21 @@ async def test_mail_past_twenty_an_hour_is_held_and_then_sent_as_one(
         assert "/app/inbox" in body
         assert together["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
 
+        # Held mail of a user who then turned notification mail off is not sent.
+        async with app.state.ctx.transaction() as uow:
+            for n in (1, 2):
+                mail_service.queue(uow, calm.email, f"Quiet {n}", ".", user_id=calm.id, held=True)
+        async with app.state.ctx.transaction() as uow:
+            await uow.session.execute(
+                update(EmailMessage)
+                .where(EmailMessage.status == mail_service.HELD)
+                .values(created_at=EmailMessage.created_at - mail_service.HOUR_MS)
+            )
+        await _mail_system(calm, "off")
+        async with app.state.ctx.transaction() as uow:
+            assert await digest.send_held(uow, "http://test") == 0
+        assert (await _statuses(app, calm.id))["digested"] == ["Quiet 1", "Quiet 2"]
+
         # Sent once: a second run finds nothing held, and the history tells what happened.
         async with app.state.ctx.transaction() as uow:
             assert await digest.send_held(uow, "http://test") == 0

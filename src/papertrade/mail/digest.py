@@ -12,7 +12,8 @@ The digest is made from the inbox: a kind whose inbox channel is off is not in i
 
 Instant mail past the hourly limit (mail/service.py HOURLY_LIMIT, B4) is held, not sent. The
 same job sends a user's held mail as one mail once the oldest of it is an hour old (so within
-an hour and a quarter), and marks it `digested` in the same transaction.
+an hour and a quarter), and marks it `digested` in the same transaction; a user who meanwhile
+chose the daily digest or no mail gets none of it by mail.
 """
 
 from datetime import UTC, datetime
@@ -151,7 +152,7 @@ async def send_held(uow: AsyncWork, base_url: str) -> int:
         )
     )
     sent = 0
-    for user_id in users:
+    for user_id in filter(None, users):
         held = list(
             await session.scalars(
                 select(EmailMessage)
@@ -167,6 +168,8 @@ async def send_held(uow: AsyncWork, base_url: str) -> int:
         address = held[-1].to_address
         if await session.get(EmailSuppression, address) is not None:
             continue
+        if await mail_service.frequency_of(session, user_id) != "instant":
+            continue  # switched to the daily digest (which lists what is unread) or to no mail
         subject, body = compose_held(held, base_url)
         mail_service.queue(uow, address, subject, body, user_id=user_id, kind=KIND)
         sent += 1
