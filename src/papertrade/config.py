@@ -163,6 +163,8 @@ class Settings(BaseSettings):
     live_exchange_timeout_ms: int = Field(default=5000, ge=100)
     # How often positions and orders are compared with the intended ones; 0: not scheduled.
     live_reconcile_every_s: int = Field(default=300, ge=0)
+    # How often mirrored orders that lost their send job are sent; 0: not scheduled.
+    live_resend_stale_every_s: int = Field(default=60, ge=0)
     # Copy trading (docs/social.md): how often the weekly settlement and portfolio stops run.
     copy_settle_poll_s: int = Field(default=3600, ge=1)
     # Subscriptions (docs/subscriptions.md): how often paid periods that ended are renewed.

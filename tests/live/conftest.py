@@ -159,7 +159,11 @@ async def exchange(tmp_path: Path) -> AsyncIterator[Exchange]:
 @pytest.fixture
 async def service(tmp_path: Path, exchange: Exchange) -> AsyncIterator[FastAPI]:
     settings, database = await _settings(
-        tmp_path, "service", live_exchange_url=exchange.url, live_exchange_timeout_ms=1500
+        tmp_path,
+        "service",
+        live_exchange_url=exchange.url,
+        live_exchange_timeout_ms=1500,
+        live_resend_stale_every_s=0,  # the tests run the sweep themselves, when they mean to
     )
     try:
         async with running_app(settings) as app:

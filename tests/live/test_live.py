@@ -8,10 +8,11 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from papertrade.context import AppContext
 from papertrade.jobs.run import JobRun
 from papertrade.kit.time import now_ms
-from papertrade.live.jobs import resend_stale
-from papertrade.models import LiveOrder
+from papertrade.live.jobs import resend_stale, send_order
+from papertrade.models import LiveAccount, LiveOrder
 from tests.conftest import User, sign_up
 from tests.live.conftest import Exchange
 from tests.trading_api.helpers import limit, market, order, set_price
@@ -202,39 +203,69 @@ async def test_the_max_daily_loss_skips_the_order_and_fires_the_kill_switch(
     assert await exchange_position(exchange) == Decimal("0.1")  # nothing more was bought
 
 
+async def _no_progress(_run_id: str, _done: float, _text: str) -> None:
+    return None
+
+
+async def _lost_send(ctx: AppContext, account_id: int) -> int:
+    """A mirrored order queued ten minutes ago whose send job never ran; its row's id."""
+    async with ctx.transaction() as uow:
+        row = LiveOrder(
+            live_account_id=account_id,
+            source_event_id=10**9,
+            source_order_id=10**9,
+            client_order_id=f"pt-{account_id}-{10**9}",
+            symbol="BTCUSDT",
+            side="buy",
+            source_quantity=Decimal("0.02"),
+            source_price=Decimal(50000),
+            status="queued",
+            attempts=0,
+            answer="",
+            updated_at=now_ms() - 600_000,
+        )
+        uow.session.add(row)
+        await uow.session.flush()
+        return row.id
+
+
 async def test_a_queued_order_whose_send_job_was_lost_is_sent_by_the_sweep(
     service: FastAPI, exchange: Exchange
 ) -> None:
     """A crash between the commit that queued a mirrored order and the enqueue of its job
-    leaves the row queued: the scheduled sweep sends it, once."""
+    leaves the row queued: the sweep sends it, once."""
     user, _source, account_id = await registered(service, exchange)
     await prices(service, exchange, "50000")
     ctx = service.state.ctx
-    async with ctx.transaction() as uow:
-        uow.session.add(
-            LiveOrder(
-                live_account_id=account_id,
-                source_event_id=10**9,
-                source_order_id=10**9,
-                client_order_id=f"pt-{account_id}-{10**9}",
-                symbol="BTCUSDT",
-                side="buy",
-                source_quantity=Decimal("0.02"),
-                source_price=Decimal(50000),
-                status="queued",
-                attempts=0,
-                answer="",
-                updated_at=now_ms() - 600_000,
-            )
-        )
+    await _lost_send(ctx, account_id)
 
-    async def no_progress(_run_id: str, _done: float, _text: str) -> None:
-        return None
-
-    run = JobRun("sweep", "live.resend_stale", 1, ctx, no_progress)
+    run = JobRun("sweep", "live.resend_stale", 1, ctx, _no_progress)
     outcome = await resend_stale(run)
     assert outcome == {"sent": 1}, (outcome, await live_orders(user, account_id))
     assert await resend_stale(run) == {}  # nothing left to send
     assert await exchange_position(exchange) == Decimal("0.02")
     rows = await live_orders(user, account_id)
     assert rows[0]["status"] == "sent" and rows[0]["client_order_id"] == f"pt-{account_id}-{10**9}"
+
+
+async def test_overlapping_attempts_place_one_order_and_record_it_sent(
+    service: FastAPI, exchange: Exchange
+) -> None:
+    """A late send job and the sweep (or the sweeps of two processes) may take the same queued
+    row at once. The exchange refuses all but one by the client order id, which means the order
+    is there: the row ends `sent`, the order is placed once, and no error counts against the
+    account (enough of those would trip the kill switch)."""
+    user, _source, account_id = await registered(service, exchange)
+    await prices(service, exchange, "50000")
+    ctx = service.state.ctx
+    row_id = await _lost_send(ctx, account_id)
+
+    run = JobRun("overlap", "live.send_order", 1, ctx, _no_progress)
+    outcomes = await asyncio.gather(*(send_order(run, row_id) for _ in range(3)))
+    assert "sent" in outcomes and set(outcomes) <= {"sent", "nothing to send"}, outcomes
+    assert await exchange_position(exchange) == Decimal("0.02")
+    rows = await live_orders(user, account_id)
+    assert [r["status"] for r in rows] == ["sent"], rows
+    async with ctx.db.reader() as session:
+        account = await session.get(LiveAccount, account_id)
+        assert account is not None and account.consecutive_errors == 0

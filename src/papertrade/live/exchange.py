@@ -41,6 +41,12 @@ def uncertain(error: BaseException) -> bool:
     return isinstance(error, ccxt.BaseError) and isinstance(error.__cause__, aiohttp.ClientError)
 
 
+def duplicate(error: BaseException) -> bool:
+    """Did the exchange refuse a new order because our client order id is taken (Binance
+    -4116)? Then the order is there already: another attempt placed it."""
+    return isinstance(error, ccxt.BaseError) and '"code":-4116' in str(error).replace(" ", "")
+
+
 @dataclass(frozen=True, slots=True)
 class KeyCheck:
     can_trade: bool

@@ -102,7 +102,8 @@ async def send_order(run: JobRun, live_order_id: int) -> str:
             client, symbol, side, quantity, client_id, reduce_only=reduce_only
         )
     except exchange.ExchangeError as exc:
-        if not exchange.uncertain(exc):
+        # Taken client order id: an overlapping attempt (a late job, the sweep) placed it.
+        if not exchange.uncertain(exc) and not exchange.duplicate(exc):
             return await _failed(ctx, live_order_id, account_id, user_id, exc, quantity)
         found = await _lookup(client, symbol, client_id)
         if found is None:
@@ -170,6 +171,8 @@ async def _record(
     async with ctx.transaction() as uow:
         row = await uow.session.get(LiveOrder, live_order_id, with_for_update=True)
         assert row is not None
+        if row.status == "sent" and status != "sent":
+            return "sent"  # an overlapping attempt got it there: that is the truth to keep
         row.status = status
         row.answer = json.dumps(answer, default=str)[:4000]
         if quantity is not None:
@@ -217,7 +220,9 @@ async def _failed(
 async def resend_stale(run: JobRun) -> dict[str, int]:
     """Rows still `queued` long after they were queued lost their send job (a process died
     between the commit and the enqueue, or the job ran out of attempts): send them from here.
-    Safe to overlap with a late job: every attempt after the first looks the order up first."""
+    Safe to overlap with a late job or another sweep: every attempt after the first looks the
+    order up first, a client order id the exchange says is taken means the order is there, and
+    a row recorded `sent` stays so."""
     horizon = now_ms() - STALE_AFTER_MS
     async with run.ctx.db.reader() as session:
         stale = (
@@ -243,7 +248,9 @@ async def reconcile(run: JobRun) -> dict[str, int]:
 
 
 SEND_ORDER = queued("live.send_order", send_order, attempts=4, retry_delay_s=2)
-RESEND_STALE = scheduled("live.resend_stale", resend_stale, every=lambda settings: 60)
+RESEND_STALE = scheduled(
+    "live.resend_stale", resend_stale, every=lambda settings: settings.live_resend_stale_every_s
+)
 RECONCILE = scheduled(
     "live.reconcile", reconcile, every=lambda settings: settings.live_reconcile_every_s
 )
