@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from papertrade.models import Comment, OutboxEvent
 from tests.conftest import User, make_settings, running_app, sign_up
+from tests.strategies.test_api import create as create_strategy
 
 
 async def comment(user: User, portfolio_id: int, text: str, **extra: Any) -> dict[str, Any]:
@@ -106,3 +107,52 @@ async def test_limits(app: FastAPI, user_factory: Any, tmp_path: Any) -> None:
         third = await talker.post("/v1/comments", json={"portfolio_id": room, "text": "hello"})
         assert third.status_code == 429 and third.json()["error"] == "rate_limited"
         await talker.client.aclose()
+
+
+async def test_a_public_thread_is_readable_signed_out_and_nothing_more(
+    app: FastAPI, user_factory: Any, anon: Any
+) -> None:
+    owner: User = await user_factory()
+    fan: User = await user_factory()
+    public = (await owner.portfolio(name="open book", visibility="public"))["id"]
+    private = (await owner.portfolio(name="diary", visibility="private"))["id"]
+    sid = (await create_strategy(owner, visibility="public"))["id"]
+    said = await comment(fan, public, "nice curve")
+    await comment(owner, public, "thanks", parent_id=said["id"])
+    on_strategy = await fan.post("/v1/comments", json={"strategy_id": sid, "text": "rules?"})
+    assert on_strategy.status_code == 201, on_strategy.text
+    owners_own = await owner.post("/v1/comments", json={"portfolio_id": private, "text": "memo"})
+    assert owners_own.status_code == 201, owners_own.text
+
+    # Signed out, as the public pages are read: the thread with its replies, as signed in.
+    read = await anon.get("/v1/comments", params={"portfolio_id": public})
+    assert read.status_code == 200, read.text
+    assert [(c["text"], [r["text"] for r in c["replies"]]) for c in read.json()] == [
+        ("nice curve", ["thanks"])
+    ]
+    assert read.json() == (await fan.get("/v1/comments", params={"portfolio_id": public})).json()
+    strategy_thread = await anon.get("/v1/comments", params={"strategy_id": sid})
+    assert [c["text"] for c in strategy_thread.json()] == ["rules?"]
+
+    # A private portfolio's thread is hidden as from any stranger; writing still needs sign-in.
+    hidden = await anon.get("/v1/comments", params={"portfolio_id": private})
+    assert hidden.status_code == 404 and hidden.json()["error"] == "portfolio_not_found"
+    for method, path, body in (
+        ("POST", "/v1/comments", {"portfolio_id": public, "text": "anonymous"}),
+        ("PATCH", f"/v1/comments/{said['id']}", {"text": "changed"}),
+        ("DELETE", f"/v1/comments/{said['id']}", None),
+    ):
+        refused = await anon.request(method, path, json=body)
+        assert refused.status_code == 401 and refused.json()["error"] == "unauthenticated", path
+    assert [
+        c["text"] for c in (await anon.get("/v1/comments", params={"portfolio_id": public})).json()
+    ] == ["nice curve"]
+    # A dead session cookie reads as signed out; a bad API key is still refused.
+    stale = await anon.get(
+        "/v1/comments", params={"portfolio_id": public}, cookies={"pt_session": "gone"}
+    )
+    assert stale.status_code == 200 and len(stale.json()) == 1
+    bad_key = await anon.get(
+        "/v1/comments", params={"portfolio_id": public}, headers={"Authorization": "Bearer nope"}
+    )
+    assert bad_key.status_code == 401

@@ -3,11 +3,12 @@ the sign-in page says why they are there ("Sign in to follow this portfolio."), 
 (or signing up) brings them back to the page they came from, where the button now works. A
 `next` that leads off the site (`//evil.example`, `https://evil.example`) is ignored."""
 
+import asyncio
 import re
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from tests.conftest import unique_email
 from tests.web.conftest import Steps, WebApp, call, new_context, sign_up_in_browser
@@ -145,3 +146,79 @@ async def test_a_next_that_leaves_the_site_is_ignored(browser: Browser, web: Web
                 assert urlsplit(page.url).path == "/app", page.url
         finally:
             await context.close()
+
+
+async def test_signed_out_visitor_reads_the_comments_and_signs_in_to_comment(
+    page: Page, browser: Browser, web: WebApp, steps: Steps
+) -> None:
+    async with steps("a public portfolio whose author started a thread; a signed-out visitor"):
+        context = await new_context(browser, web)
+        try:
+            author = await context.new_page()
+            await sign_up_in_browser(author, unique_email("author"))
+            portfolio = await call(
+                author, "POST", "/v1/portfolios", {"name": "Talkative", "visibility": "public"}
+            )
+            await call(
+                author,
+                "POST",
+                "/v1/comments",
+                {"portfolio_id": portfolio["id"], "text": "Ask me <anything>"},
+            )
+        finally:
+            await context.close()
+        email = await _account(browser, web)
+        public_path = f"/p/{portfolio['code']}"
+
+    async with steps("signed out, the thread reads as written; a link to sign in, no form"):
+        await page.goto(public_path)
+        await expect(page.locator("#comment-list .comment .pre-wrap")).to_have_text(
+            "Ask me <anything>"
+        )
+        await expect(page.locator("#comment-form")).to_be_hidden()
+        await expect(
+            page.locator("#comment-list").get_by_role("button", name="Reply")
+        ).to_have_count(0)
+        await page.get_by_role("link", name="Sign in to comment").click()
+
+    async with steps("the sign-in page says why, and signing in comes back to the thread"):
+        await expect(page.locator("#auth-reason")).to_have_text("Sign in to join the discussion.")
+        await _sign_in(page, email)
+        await page.wait_for_url(f"{web.url}{public_path}")
+        await expect(page.get_by_role("link", name="Sign in to comment")).to_be_hidden()
+        await page.fill("#comment-text", "What is your stop?")
+        await page.click("#comment-form button[type=submit]")
+        await expect(page.locator("#comment-list > .comment > .pre-wrap")).to_have_text(
+            ["What is your stop?", "Ask me <anything>"]
+        )
+
+
+async def test_copy_this_portfolio_signed_out_says_why_and_the_page_does_not_jump(
+    page: Page, browser: Browser, web: WebApp, steps: Steps
+) -> None:
+    async with steps("a public portfolio; its copy-trading card answers late"):
+        portfolio = await _made_by_someone_else(
+            browser, web, "/v1/portfolios", {"name": "Copyable", "visibility": "public"}
+        )
+        email = await _account(browser, web)
+
+        async def late(route: Route) -> None:
+            await asyncio.sleep(1.5)
+            await route.continue_()
+
+        await page.route("**/v1/copy/leaders/*", late)
+
+    async with steps("the page shows its cards together: Subscribe's link does not move"):
+        await page.goto(f"/p/{portfolio['code']}")
+        sign_in = page.get_by_role("link", name="Sign in to subscribe")
+        await expect(sign_in).to_be_visible()
+        first = await sign_in.bounding_box()
+        await expect(page.locator("#copy-card")).to_be_visible()  # the late card, above it
+        assert await sign_in.bounding_box() == first
+
+    async with steps("Copy this portfolio signed out: the sign-in page says why, then copies"):
+        await page.get_by_role("link", name="Copy this portfolio").click()
+        await expect(page.locator("#auth-reason")).to_have_text("Sign in to copy this portfolio.")
+        await _sign_in(page, email)
+        await page.wait_for_url(f"**/app/social?leader={portfolio['id']}")
+        await expect(page.locator("#follow-leader")).to_have_value(str(portfolio["id"]))

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from papertrade.auth.v1 import Caller, Ctx, Writer
+from papertrade.auth.v1 import Ctx, MaybeCaller, Writer
 from papertrade.comments import service
 from papertrade.comments.schemas import ONE_TARGET, CommentCreate, CommentEdit, CommentRead
 from papertrade.comments.service import Target
@@ -52,7 +52,7 @@ async def create(body: CommentCreate, principal: Writer, ctx: Ctx) -> CommentRea
 
 @router.get("/comments", response_model=list[CommentRead])
 async def listing(
-    principal: Caller,
+    principal: MaybeCaller,
     ctx: Ctx,
     portfolio_id: Id | None = None,
     strategy_id: Id | None = None,
@@ -60,13 +60,17 @@ async def listing(
     limit: Limit = 20,
 ) -> list[CommentRead]:
     """A portfolio's or a strategy's comments, newest first (page with before_id), each with
-    its replies."""
+    its replies. Readable signed out on a public portfolio or strategy, as its page is."""
     if (portfolio_id is None) == (strategy_id is None):
         raise ValidationFailed(ONE_TARGET)
     async with ctx.db.reader() as session:
         target = Target(portfolio_id, strategy_id)
         tops, replies = await service.thread(
-            session, principal.user_id, target, before_id=before_id, limit=limit
+            session,
+            principal.user_id if principal else None,
+            target,
+            before_id=before_id,
+            limit=limit,
         )
         return [render(top, replies[top.id]) for top in tops]
 

@@ -38,8 +38,8 @@ def target_not_found(target: Target) -> NotFound:
     return NotFound("Portfolio not found.", code="portfolio_not_found")
 
 
-def can_see(thing: Portfolio | Strategy | None, user_id: int) -> bool:
-    """Public ones for anyone signed in; a private one for its owner only."""
+def can_see(thing: Portfolio | Strategy | None, user_id: int | None) -> bool:
+    """Public ones for anyone (`user_id` None: signed out); a private one for its owner only."""
     return (
         thing is not None
         and thing.deleted_at is None
@@ -47,7 +47,7 @@ def can_see(thing: Portfolio | Strategy | None, user_id: int) -> bool:
     )
 
 
-async def visible_target(session: AsyncSession, user_id: int, target: Target) -> Target:
+async def visible_target(session: AsyncSession, user_id: int | None, target: Target) -> Target:
     """The target with its owner, or the target's 404 when the caller may not see it."""
     thing: Portfolio | Strategy | None
     if target.strategy_id is not None:
@@ -99,7 +99,12 @@ async def post(
 
 
 async def thread(
-    session: AsyncSession, user_id: int, target: Target, *, before_id: int | None, limit: int
+    session: AsyncSession,
+    user_id: int | None,
+    target: Target,
+    *,
+    before_id: int | None,
+    limit: int,
 ) -> tuple[Sequence[Comment], dict[int, list[Comment]]]:
     """Top-level comments newest first, and their replies oldest first."""
     await visible_target(session, user_id, target)

@@ -128,6 +128,8 @@ async def home(request: Request) -> Response:
 SIGN_IN_REASONS = {
     "follow-portfolio": "follow this portfolio",
     "follow-strategy": "follow this strategy's signals",
+    "comment": "join the discussion",
+    "copy-portfolio": "copy this portfolio",
 }
 
 

@@ -31,7 +31,10 @@ async function loadCopy() {
     $('#copy-roi-note').hidden = leader.roi_90d_pct !== null;
     $('#copy-drawdown').textContent = percent(-Math.abs(leader.max_drawdown_pct));
     $('#copy-winrate').textContent = leader.win_rate === null ? '—' : `${(Number(leader.win_rate) * 100).toFixed(0)}%`;
-    $('#copy-link').href = `/app/social?leader=${portfolioId}`;
+    const copyPath = `/app/social?leader=${portfolioId}`;
+    $('#copy-link').href = document.body.dataset.signedIn
+      ? copyPath
+      : `/login?next=${encodeURIComponent(copyPath)}&reason=copy-portfolio`;
     $('#copy-card').hidden = false;
   } catch {
     $('#copy-card').hidden = true;
@@ -223,10 +226,19 @@ async function loadBook() {
     td(percent(p.roe_pct), `num ${pnlClass(p.roe_pct)}`, 'ROE'))));
 }
 
-every(10000, load);
-loadInstruments().catch(() => {}).then(() => every(15000, () => loadBook().catch(() => { $('#pub-book').hidden = true; })));
-every(60000, attestation);
-every(10000, loadCopy);
-every(15000, loadFollow);
+// Each part refreshes on its own period; the page shows once every part's first load has
+// settled (or after REVEAL_AT_MOST_MS), so cards appearing one after another do not push a
+// button down under the pointer as it is clicked.
+const REVEAL_AT_MOST_MS = 3000;
+const firstLoad = (ms, fn) => new Promise((resolve) => { every(ms, fn, () => resolve()); });
+const firstLoads = Promise.all([
+  firstLoad(10000, load),
+  loadInstruments().catch(() => {}).then(() => firstLoad(15000, () => loadBook().catch(() => { $('#pub-book').hidden = true; }))),
+  firstLoad(60000, attestation),
+  firstLoad(10000, loadCopy),
+  firstLoad(15000, loadFollow),
+]);
+Promise.race([firstLoads, new Promise((resolve) => { setTimeout(resolve, REVEAL_AT_MOST_MS); })])
+  .then(() => $('#public').removeAttribute('aria-busy'));
 
 commentThread({ portfolio_id: portfolioId });

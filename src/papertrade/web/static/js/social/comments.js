@@ -9,7 +9,12 @@ import { onSubmit } from '../ui.js';
 /** Show and wire the thread of `target`: { portfolio_id } or { strategy_id }. */
 export function commentThread(target) {
   const [[key, id]] = Object.entries(target);
+  const signedIn = Boolean(document.body.dataset.signedIn);
   let replyTo = null;
+  // Signed out, the thread is readable (public pages are) and the form gives way to a sign-in
+  // link that comes back here.
+  $('#comment-form').hidden = !signedIn;
+  $('#comment-sign-in').hidden = signedIn;
 
   function answer(comment) {
     replyTo = comment.id;
@@ -24,7 +29,7 @@ export function commentThread(target) {
     return h('li', { class: 'comment', 'data-id': comment.id },
       h('p', { class: 'muted' }, `#${comment.id} · user ${comment.user_id} · ${when}${comment.edited_at ? ' · edited' : ''}`),
       text,
-      top && !comment.deleted ? h('button', { type: 'button', class: 'btn btn-small', onclick: () => answer(comment) }, 'Reply') : null,
+      top && signedIn && !comment.deleted ? h('button', { type: 'button', class: 'btn btn-small', onclick: () => answer(comment) }, 'Reply') : null,
       comment.replies.length ? h('ol', { class: 'replies' }, comment.replies.map((r) => item(r, false))) : null);
   }
 
@@ -34,7 +39,7 @@ export function commentThread(target) {
       $('#comment-list').replaceChildren(...comments.map((c) => item(c, true)));
       $('#comments-card').hidden = false;
     } catch {
-      $('#comments-card').hidden = true; // signed out, or not public
+      $('#comments-card').hidden = true; // not public (any more)
     }
   }
 
