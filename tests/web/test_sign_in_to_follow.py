@@ -203,7 +203,7 @@ async def test_copy_this_portfolio_signed_out_says_why_and_the_page_does_not_jum
         email = await _account(browser, web)
 
         async def late(route: Route) -> None:
-            await asyncio.sleep(1.5)
+            await asyncio.sleep(0.8)
             await route.continue_()
 
         await page.route("**/v1/copy/leaders/*", late)

@@ -43,6 +43,16 @@ export async function busy(button, work) {
   }
 }
 
+/** Enable a form's submit buttons rendered `disabled data-until-ready`, once its submit handler
+ * is attached. Until then a click (or Enter) does nothing, rather than the browser's own
+ * submission: a GET that would put the fields (a password) in the address and drop its query. */
+export function ready(form) {
+  for (const button of form.querySelectorAll('[data-until-ready]')) {
+    button.disabled = false;
+    button.removeAttribute('data-until-ready');
+  }
+}
+
 /** Handle a form's submit: prevent the page load, clear errors, show the API's error. */
 export function onSubmit(form, handler) {
   form.addEventListener('submit', async (event) => {
@@ -57,6 +67,7 @@ export function onSubmit(form, handler) {
       }
     });
   });
+  ready(form);
 }
 
 export async function copyText(text) {

@@ -1,7 +1,7 @@
 // Sign in / sign up: POST /v1/auth/login|signup, then go where the user was heading.
 
 import { post } from '../api.js';
-import { formError } from '../ui.js';
+import { formError, ready } from '../ui.js';
 
 const form = document.getElementById('auth-form');
 const mode = form.dataset.mode;
@@ -50,3 +50,4 @@ form.addEventListener('submit', async (event) => {
     button.disabled = false;
   }
 });
+ready(form);

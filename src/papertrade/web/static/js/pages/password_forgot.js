@@ -2,7 +2,7 @@
 // whether or not the address has an account).
 
 import { post } from '../api.js';
-import { formError } from '../ui.js';
+import { formError, ready } from '../ui.js';
 
 const form = document.getElementById('forgot-form');
 
@@ -26,3 +26,4 @@ form.addEventListener('submit', async (event) => {
     button.disabled = false;
   }
 });
+ready(form);

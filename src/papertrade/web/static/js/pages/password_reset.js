@@ -1,7 +1,7 @@
 // Choosing a new password from the reset mail's link: POST /v1/auth/password/reset.
 
 import { post } from '../api.js';
-import { formError } from '../ui.js';
+import { formError, ready } from '../ui.js';
 
 const form = document.getElementById('reset-form');
 
@@ -41,4 +41,5 @@ if (form) {
       button.disabled = false;
     }
   });
+  ready(form);
 }
