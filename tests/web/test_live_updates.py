@@ -5,10 +5,11 @@ minute against the 600/min session budget, until the user's own orders were refu
 """
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
-from playwright.async_api import Browser, Page, Request, Response, expect
+from playwright.async_api import Browser, Page, Request, Response, WebSocketRoute, expect
 
 from papertrade.config import Settings
 from tests.conftest import unique_email
@@ -191,3 +192,43 @@ async def test_a_page_over_its_budget_says_so_waits_and_still_shows_pushed_data(
             assert not errors, f"JavaScript errors on the page: {errors}"
         finally:
             await context.close()
+
+
+async def test_a_fill_whose_push_is_lost_reaches_the_history_with_the_safety_read(
+    page: Page, web: WebApp, steps: Steps
+) -> None:
+    """The socket stays up but drops the portfolio's events (as a relay under load can): the
+    15-second safety read sees the position gone, and the order history, fills and ledger follow
+    it then, not at their own 60-second read."""
+    await set_price(web.app, "DOTUSDT", "10")
+    # The account's channels (their `position.mark`, prices only, is lost as well).
+    account = ("orders:", "positions:", "balance:", "signals:", "portfolio:")
+    row = page.locator('#positions-table tr[data-symbol="DOTUSDT"]')
+
+    def drop_portfolio_events(route: WebSocketRoute) -> None:
+        server = route.connect_to_server()
+
+        def relay(message: str | bytes) -> None:
+            data = json.loads(message)
+            if data.get("type") == "resync" or str(data.get("channel", "")).startswith(account):
+                return  # lost on the way
+            route.send(message)
+
+        server.on_message(relay)
+
+    async with steps("a long of DOT with a limit sell above it; the socket drops its events"):
+        await page.route_web_socket("**/v1/ws", drop_portfolio_events)
+        portfolio = await open_position_page(page, "DOTUSDT", "20")
+        sell = {"portfolio_id": portfolio["id"], "symbol": "DOTUSDT", "side": "sell"}
+        await call(
+            page, "POST", "/v1/order", {**sell, "type": "limit", "quantity": "20", "price": "11"}
+        )
+        await page.click("#tab-history")
+        await expect(page.locator("#history-table tbody tr")).to_have_count(1)  # the buy
+
+    async with steps("the mark reaches 11: the safety read shows the position gone and the sale"):
+        await set_price(web.app, "DOTUSDT", "11")
+        await expect(row).to_have_count(0, timeout=25_000)
+        sold = page.locator("#history-table tbody tr", has_text="Sell")
+        await expect(sold).to_contain_text("filled", timeout=10_000)
+        await expect(sold).to_contain_text("11.")

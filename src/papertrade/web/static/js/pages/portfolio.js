@@ -45,6 +45,9 @@ function exitsOf(stops) {
   return byPosition;
 }
 
+let shape = null; // the open orders and positions the last read showed
+let refreshing = false; // a push asked for both reads (refreshAll)
+
 async function loadFast() {
   const [portfolio, equity, positions, orders, stops] = await Promise.all([
     get(base),
@@ -54,6 +57,12 @@ async function loadFast() {
     get(`/v1/conditional-order?portfolio_id=${id}&status=open&limit=200`),
   ]);
   Object.assign(state, { portfolio, equity, positions, exits: exitsOf(stops.conditional_orders) });
+  // An order ended or a position moved and no push said so (the socket dropped it, or is
+  // down): the history, fills and ledger have changed too, so read them now rather than at
+  // their own, slower period.
+  const seen = JSON.stringify([orders.orders.map((o) => [o.id, o.filled_quantity]), positions.map((p) => [views.positionKey(p), p.quantity])]);
+  if (shape !== null && seen !== shape && !refreshing) slow.now();
+  shape = seen;
   showAccount();
   views.orders(orders.orders);
   views.stops(stops.conditional_orders);
@@ -95,7 +104,12 @@ async function loadSignals() {
 }
 
 async function refreshAll() {
-  await Promise.all([fast.now(), slow.now()]);
+  refreshing = true;
+  try {
+    await Promise.all([fast.now(), slow.now()]);
+  } finally {
+    refreshing = false;
+  }
 }
 
 /** `position.mark`: each open position at the current mark with its PnL, once a second. */
