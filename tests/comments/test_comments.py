@@ -147,6 +147,10 @@ async def test_a_public_thread_is_readable_signed_out_and_nothing_more(
     assert [
         c["text"] for c in (await anon.get("/v1/comments", params={"portfolio_id": public})).json()
     ] == ["nice curve"]
+    # Malformed queries get the documented error signed out too.
+    for query in ({"portfolio_id": "abc"}, {"portfolio_id": public, "strategy_id": sid}, {}):
+        bad = await anon.get("/v1/comments", params=query)
+        assert bad.status_code == 422 and bad.json()["error"] == "validation_error", query
     # A dead session cookie reads as signed out; a bad API key is still refused.
     stale = await anon.get(
         "/v1/comments", params={"portfolio_id": public}, cookies={"pt_session": "gone"}

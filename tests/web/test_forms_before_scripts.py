@@ -34,6 +34,8 @@ async def test_signing_in_before_the_script_loads_sends_nothing_and_then_works(
         await route.continue_()
 
     await page.route("**/static/app/js/pages/auth.js", slow)
+    sent: list[str] = []  # every request of the page, to find a submission by the browser
+    page.on("request", lambda request: sent.append(f"{request.method} {request.url}"))
     target = f"/p/{made['code']}"
     await page.goto(f"/login?next={target}&reason=comment", wait_until="commit")
     await page.locator("#email").fill(email)
@@ -42,7 +44,6 @@ async def test_signing_in_before_the_script_loads_sends_nothing_and_then_works(
     await expect(submit).to_be_disabled()
     await page.locator("#password").press("Enter")
     await submit.click(force=True)  # as a person would, ignoring that it is greyed out
-    await page.wait_for_timeout(300)
     assert PASSWORD not in page.url and "next=" in page.url, page.url
     await expect(page.locator("#password")).to_have_value(PASSWORD)  # nothing reloaded
 
@@ -50,3 +51,9 @@ async def test_signing_in_before_the_script_loads_sends_nothing_and_then_works(
     await expect(submit).to_be_enabled()
     await submit.click()
     await page.wait_for_url(f"{web.url}{target}")
+    # Whenever the browser would have sent the form itself, it would be here: a second load of
+    # the sign-in page, the password in its address.
+    assert not [r for r in sent if PASSWORD in r], sent
+    assert [r for r in sent if f"{web.url}/login" in r] == [
+        f"GET {web.url}/login?next={target}&reason=comment"
+    ]

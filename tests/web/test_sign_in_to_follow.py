@@ -18,17 +18,30 @@ PASSWORD = "s3cret-pass"
 
 
 async def _made_by_someone_else(
-    browser: Browser, web: WebApp, path: str, body: dict[str, Any]
+    browser: Browser, web: WebApp, path: str, body: dict[str, Any], comment: str | None = None
 ) -> dict[str, Any]:
-    """A public portfolio or strategy of another user, made through the API."""
+    """A public portfolio or strategy of another user, made through the API; with `comment`,
+    its author starts the portfolio's thread."""
     context = await new_context(browser, web)
     try:
         author = await context.new_page()
         await sign_up_in_browser(author, unique_email("author"))
         made: dict[str, Any] = await call(author, "POST", path, body)
+        if comment is not None:
+            thread = {"portfolio_id": made["id"], "text": comment}
+            await call(author, "POST", "/v1/comments", thread)
         return made
     finally:
         await context.close()
+
+
+async def _public_portfolio_and_visitor(
+    browser: Browser, web: WebApp, name: str, comment: str | None = None
+) -> tuple[dict[str, Any], str]:
+    """Another user's public portfolio, and the email of a visitor's account, signed out."""
+    body = {"name": name, "visibility": "public"}
+    portfolio = await _made_by_someone_else(browser, web, "/v1/portfolios", body, comment)
+    return portfolio, await _account(browser, web)
 
 
 async def _account(browser: Browser, web: WebApp) -> str:
@@ -52,10 +65,7 @@ async def test_sign_in_to_subscribe_says_why_and_comes_back_to_the_portfolio(
     page: Page, browser: Browser, web: WebApp, steps: Steps
 ) -> None:
     async with steps("a public portfolio and a visitor with an account, signed out"):
-        portfolio = await _made_by_someone_else(
-            browser, web, "/v1/portfolios", {"name": "Followable", "visibility": "public"}
-        )
-        email = await _account(browser, web)
+        portfolio, email = await _public_portfolio_and_visitor(browser, web, "Followable")
         public_path = f"/p/{portfolio['code']}"
 
     async with steps("signed out, the portfolio offers a way to sign in instead of Subscribe"):
@@ -152,22 +162,9 @@ async def test_signed_out_visitor_reads_the_comments_and_signs_in_to_comment(
     page: Page, browser: Browser, web: WebApp, steps: Steps
 ) -> None:
     async with steps("a public portfolio whose author started a thread; a signed-out visitor"):
-        context = await new_context(browser, web)
-        try:
-            author = await context.new_page()
-            await sign_up_in_browser(author, unique_email("author"))
-            portfolio = await call(
-                author, "POST", "/v1/portfolios", {"name": "Talkative", "visibility": "public"}
-            )
-            await call(
-                author,
-                "POST",
-                "/v1/comments",
-                {"portfolio_id": portfolio["id"], "text": "Ask me <anything>"},
-            )
-        finally:
-            await context.close()
-        email = await _account(browser, web)
+        portfolio, email = await _public_portfolio_and_visitor(
+            browser, web, "Talkative", comment="Ask me <anything>"
+        )
         public_path = f"/p/{portfolio['code']}"
 
     async with steps("signed out, the thread reads as written; a link to sign in, no form"):
@@ -197,10 +194,7 @@ async def test_copy_this_portfolio_signed_out_says_why_and_the_page_does_not_jum
     page: Page, browser: Browser, web: WebApp, steps: Steps
 ) -> None:
     async with steps("a public portfolio; its copy-trading card answers late"):
-        portfolio = await _made_by_someone_else(
-            browser, web, "/v1/portfolios", {"name": "Copyable", "visibility": "public"}
-        )
-        email = await _account(browser, web)
+        portfolio, email = await _public_portfolio_and_visitor(browser, web, "Copyable")
 
         async def late(route: Route) -> None:
             await asyncio.sleep(0.8)
