@@ -2,10 +2,12 @@
 its line, a fix becomes version 2, a backtest's progress reaches 100 % and its charts and trades
 show, a deployment starts and stops, and a public strategy reads signed out."""
 
+import asyncio
 import json
+import re
 from datetime import datetime, timedelta
 
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 from sqlalchemy import update
 
 from papertrade.models import StrategyDeployment
@@ -282,6 +284,53 @@ async def test_signal_history_pages_and_the_drift_report(
         await expect(page.locator("#drift-meta")).to_contain_text("Live from")
         await expect(page.locator("#drift-table tbody tr").first).to_be_visible()
         await expect(page.locator("#drift-notes li").first).to_be_visible()
+
+
+async def test_a_late_poll_answer_does_not_undo_a_finished_drift_report(
+    page: Page, web: WebApp, steps: Steps
+) -> None:
+    """The report is followed by pushes and by polls at once; a poll that was on its way when a
+    push finished the run used to answer afterwards and put "Backtesting… 100%" back over the
+    finished report (a CI failure). Here the first poll's answer is held until the push path has
+    shown the report."""
+    async with steps("a deployment that has run a few bars"):
+        await sign_up_in_browser(page, unique_email("driftrace"))
+        portfolio = await call(page, "POST", "/v1/portfolios", {"name": "Drift"})
+        body = {"kind": "dsl", "name": "Always long", "source": ALWAYS_LONG}
+        sid = (await call(page, "POST", "/v1/strategies", body))["id"]
+        deployed = await call(
+            page, "POST", f"/v1/strategies/{sid}/deployments", {"portfolio_id": portfolio["id"]}
+        )
+        await _evaluate_bars(web, deployed["id"], 3)
+
+    async with steps("the first poll answers late, after the push finished the report"):
+        release, answered = asyncio.Event(), asyncio.Event()
+        held: list[str] = []
+
+        async def hold_first_poll(route: Route) -> None:
+            if held or route.request.method != "GET":
+                await route.continue_()
+                return
+            held.append(route.request.url)
+            stale = await route.fetch()  # the run as it was when the page asked
+            await release.wait()
+            await route.fulfill(response=stale)
+            answered.set()
+
+        await page.route(re.compile(r"/v1/strategies/\d+/backtests/\d+$"), hold_first_poll)
+        await page.goto(f"/app/strategies/{sid}#live")
+        await page.locator("#dep-table tbody tr").first.get_by_role(
+            "button", name="Drift report"
+        ).click()
+        meta = page.locator("#drift-meta")
+        await expect(meta).to_contain_text("Live from", timeout=120_000)
+        assert held, "the page never polled the report"
+        release.set()
+        await asyncio.wait_for(answered.wait(), 10)
+        # the stale answer has reached the page's script: one more turn of its event loop
+        await page.evaluate("() => new Promise((done) => setTimeout(done, 50))")
+        await expect(meta).to_contain_text("Live from")
+        await expect(page.locator("#drift-summary")).to_contain_text("Live fills")
 
 
 async def test_following_a_strategys_signals_from_its_page(

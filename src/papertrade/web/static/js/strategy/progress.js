@@ -40,9 +40,12 @@ export function watchBacktest(strategyId, backtestId, onUpdate) {
           reject(error);
           return;
         }
-        timer = setTimeout(poll, Math.max(SLOW_MS, (error.retryAfter ?? 0) * 1000));
+        if (!finished) timer = setTimeout(poll, Math.max(SLOW_MS, (error.retryAfter ?? 0) * 1000));
         return;
       }
+      // A push can start a second poll while this one waits; whichever answers first with the
+      // end resolves, and a later answer (older, perhaps still "running") must not undo it.
+      if (finished) return;
       onUpdate(detail);
       if (detail.status === 'done' || detail.status === 'failed') {
         finish();
