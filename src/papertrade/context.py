@@ -15,11 +15,11 @@ from papertrade.config import Settings
 from papertrade.db import Database, WriterMemory
 from papertrade.events import EventBus
 from papertrade.kit.breaker import Breaker
+from papertrade.kit.clientpool import ClientPool
 from papertrade.kit.deployment import namespace
 from papertrade.kit.once import SeenOnce
 from papertrade.kit.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from papertrade.kit.security import SecretCipher
-from papertrade.live.clients import ExchangeClients
 from papertrade.market.feed import MarketFeed
 from papertrade.outbox import store as outbox
 from papertrade.uow import AsyncWork, SyncWork, UnitOfWork
@@ -44,7 +44,7 @@ class AppContext:
     redis: Redis | None = None
     events: EventBus = field(default_factory=EventBus)
     market: MarketFeed | None = None
-    exchanges: ExchangeClients = field(default_factory=ExchangeClients)  # live accounts' clients
+    exchanges: ClientPool = field(default_factory=ClientPool)  # live accounts' (live/clients.py)
     # Set when a commit here wrote to the outbox (outbox/dispatcher.py waits on it).
     outbox_written: asyncio.Event = field(default_factory=asyncio.Event)
 

@@ -29,7 +29,9 @@ async def live_web(exchange: Exchange, tmp_path: Path) -> AsyncIterator[WebApp]:
     try:
         # The exchange's default timeout (5 s): "the exchange" shares this test's event loop,
         # and a busy machine stretched one of its answers past a shorter limit (a CI failure).
-        async with serve_on_own_origin(url, tmp_path / "var", live_exchange_url=exchange.url) as served:
+        async with serve_on_own_origin(
+            url, tmp_path / "var", live_exchange_url=exchange.url
+        ) as served:
             yield served
     finally:
         if PG_URL:

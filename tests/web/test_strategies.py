@@ -319,9 +319,11 @@ async def test_a_late_poll_answer_does_not_undo_a_finished_drift_report(
 
         await page.route(re.compile(r"/v1/strategies/\d+/backtests/\d+$"), hold_first_poll)
         await page.goto(f"/app/strategies/{sid}#live")
-        await page.locator("#dep-table tbody tr").first.get_by_role(
-            "button", name="Drift report"
-        ).click()
+        await (
+            page.locator("#dep-table tbody tr")
+            .first.get_by_role("button", name="Drift report")
+            .click()
+        )
         meta = page.locator("#drift-meta")
         await expect(meta).to_contain_text("Live from", timeout=120_000)
         assert held, "the page never polled the report"

@@ -21,7 +21,7 @@ from papertrade.jobs.declare import queued, scheduled
 from papertrade.jobs.run import JobRun
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.time import now_ms
-from papertrade.live import exchange
+from papertrade.live import clients, exchange
 from papertrade.live.events import LiveOrderQueued
 from papertrade.live.kill import kill
 from papertrade.live.reconcile import STALE_AFTER_MS, reconcile_all
@@ -69,9 +69,7 @@ async def send_order(run: JobRun, live_order_id: int) -> str:
     account_id, user_id, api_key, sizing, sizing_value = snapshot
     max_notional, max_loss, day, day_start = limits
     symbol, side, source_qty, price, client_id = order
-    client = ctx.exchanges.get(
-        api_key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
-    )
+    client = clients.client(ctx, api_key, secret)
     if attempt > 1:
         found = await _lookup(client, symbol, client_id)
         if found is not None:

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from papertrade.context import AppContext
 from papertrade.kit.time import now_ms
-from papertrade.live import exchange
+from papertrade.live import clients, exchange
 from papertrade.models import LiveAccount, LiveOrder
 
 PER_ACCOUNT_TIMEOUT_S = 10.0
@@ -56,19 +56,10 @@ async def kill(
                 .values(status="skipped", answer="stopped by the kill switch", updated_at=now)
             )
         keys = [(a.id, a.api_key, ctx.cipher.decrypt(a.api_secret_encrypted)) for a in accounts]
-    settings = ctx.settings
-    clients = [
-        (
-            account_id,
-            ctx.exchanges.get(
-                key, secret, settings.live_exchange_url, settings.live_exchange_timeout_ms
-            ),
-        )
-        for account_id, key, secret in keys
-    ]
+    opened = [(account_id, clients.client(ctx, key, secret)) for account_id, key, secret in keys]
     reports = list(
         await asyncio.gather(
-            *(_stop(account_id, client, close_positions) for account_id, client in clients)
+            *(_stop(account_id, client, close_positions) for account_id, client in opened)
         )
     )
     flat = [r.account_id for r in reports if close_positions and r.error is None]

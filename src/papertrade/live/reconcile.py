@@ -21,7 +21,7 @@ from papertrade.context import AppContext
 from papertrade.events import DomainEvent
 from papertrade.kit.decimals import plain
 from papertrade.kit.time import now_ms
-from papertrade.live import exchange
+from papertrade.live import clients, exchange
 from papertrade.models import LiveAccount, LiveOrder, LiveReconciliation
 
 BATCH = 500  # accounts per run (by id): far more than one user or a small service has
@@ -125,9 +125,7 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
             return None
         key, secret = account.api_key, ctx.cipher.decrypt(account.api_secret_encrypted)
         since, user_id, label = account.baseline_at, account.user_id, account.label
-    client = ctx.exchanges.get(
-        key, secret, ctx.settings.live_exchange_url, ctx.settings.live_exchange_timeout_ms
-    )
+    client = clients.client(ctx, key, secret)
     status, error = "error", UNSETTLED
     drift: dict[str, Any] = {}
     for attempt in range(SETTLE_TRIES):
