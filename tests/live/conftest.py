@@ -36,6 +36,7 @@ class Faults:
     drop_before_order: int = 0  # drop the connection of this many orders before forwarding
     hang_before_order: int = 0  # hold this many orders past the timeout, never forwarded
     drop_before_cancel: int = 0  # drop the connection of this many cancel-alls, not forwarded
+    hang_position_reads: int = 0  # hold this many position reads past the timeout
     orders_seen: int = 0
     # Binance's GET /sapi/v1/account/apiRestrictions: None = the host has no such endpoint
     # (a testnet, another Papertrade), else the answer it gives for the key.
@@ -61,6 +62,34 @@ class Dropped(Response):
         raise ConnectionResetError("the fault proxy dropped the connection")
 
 
+async def _held_back(faults: Faults, method: str, path: str) -> Response | None:
+    """The fault's answer to a request that is not forwarded (or not yet), else None."""
+    if method == "GET" and path == "fapi/v2/positionRisk" and faults.hang_position_reads > 0:
+        faults.hang_position_reads -= 1
+        await asyncio.sleep(3)  # past the client's timeout
+        return Response('{"code":-1007,"msg":"Timeout"}', status_code=408)
+    if method == "DELETE" and path == "fapi/v1/allOpenOrders" and faults.drop_before_cancel > 0:
+        faults.drop_before_cancel -= 1
+        return Dropped()
+    if method != "POST" or path != "fapi/v1/order":
+        return None
+    faults.orders_seen += 1
+    if faults.drop_before_order > 0:
+        faults.drop_before_order -= 1
+        return Dropped()
+    if faults.hang_before_order > 0:
+        faults.hang_before_order -= 1
+        await asyncio.sleep(3)  # past the client's timeout; never forwarded
+        return Response('{"code":-1007,"msg":"Timeout"}', status_code=408)
+    if faults.errors_left > 0:
+        faults.errors_left -= 1
+        return Response('{"code":-1001,"msg":"Internal error"}', status_code=503)
+    if faults.rejections_left > 0:
+        faults.rejections_left -= 1
+        return Response('{"code":-2019,"msg":"Margin is insufficient."}', status_code=400)
+    return None
+
+
 def fault_proxy(upstream: str, faults: Faults) -> FastAPI:
     proxy = FastAPI()
 
@@ -76,27 +105,9 @@ def fault_proxy(upstream: str, faults: Faults) -> FastAPI:
     @proxy.api_route("/{path:path}", methods=["GET", "POST", "DELETE", "PUT"])
     async def forward(path: str, request: Request) -> Response:
         is_order = request.method == "POST" and path == "fapi/v1/order"
-        cancels_all = request.method == "DELETE" and path == "fapi/v1/allOpenOrders"
-        if cancels_all and faults.drop_before_cancel > 0:
-            faults.drop_before_cancel -= 1
-            return Dropped()
-        if is_order:
-            if faults.drop_before_order > 0:
-                faults.drop_before_order -= 1
-                faults.orders_seen += 1
-                return Dropped()
-            if faults.hang_before_order > 0:
-                faults.hang_before_order -= 1
-                faults.orders_seen += 1
-                await asyncio.sleep(3)  # past the client's timeout; never forwarded
-                return Response('{"code":-1007,"msg":"Timeout"}', status_code=408)
-            faults.orders_seen += 1
-            if faults.errors_left > 0:
-                faults.errors_left -= 1
-                return Response('{"code":-1001,"msg":"Internal error"}', status_code=503)
-            if faults.rejections_left > 0:
-                faults.rejections_left -= 1
-                return Response('{"code":-2019,"msg":"Margin is insufficient."}', status_code=400)
+        held = await _held_back(faults, request.method, path)
+        if held is not None:
+            return held
         async with httpx.AsyncClient(base_url=upstream, timeout=30) as client:
             answer = await client.request(
                 request.method,

@@ -41,6 +41,12 @@ def uncertain(error: BaseException) -> bool:
     return isinstance(error, ccxt.BaseError) and isinstance(error.__cause__, aiohttp.ClientError)
 
 
+def transient(error: BaseException) -> bool:
+    """Is this a failure of the way to the exchange (a timeout, a refused or cut connection,
+    the exchange busy), which a read may simply try again, rather than an answer (a bad key)?"""
+    return isinstance(error, ccxt.NetworkError)
+
+
 def duplicate(error: BaseException) -> bool:
     """Did the exchange refuse a new order because our client order id is taken (Binance
     -4116)? Then the order is there already: another attempt placed it."""

@@ -128,6 +128,7 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
     client = clients.client(ctx, key, secret)
     status, error = "error", UNSETTLED
     drift: dict[str, Any] = {}
+    retried = False
     for attempt in range(SETTLE_TRIES):
         if attempt:
             await asyncio.sleep(SETTLE_PAUSE_S)
@@ -142,6 +143,11 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
             open_orders = await exchange.open_orders(client)
         except exchange.ExchangeError as exc:
             status, drift, error = "error", {}, f"{type(exc).__name__}: {exc}"[:300]
+            if exchange.transient(exc) and not retried and attempt + 1 < SETTLE_TRIES:
+                # These are reads: one slow or lost answer is tried once more after the pause,
+                # not reported to the owner as "could not check".
+                retried = True
+                continue
             break
         if await mirror_state(ctx, account_id, since) != before:
             continue
