@@ -27,6 +27,7 @@ from papertrade.jobs.cpu import CpuPool
 from papertrade.jobs.declare import Job
 from papertrade.jobs.recorder import JobRecorder, attempt_of
 from papertrade.jobs.run import JobRun
+from papertrade.kit.tasks import stop_within
 
 P = ParamSpec("P")
 log = logging.getLogger("papertrade.jobs")
@@ -160,10 +161,8 @@ class Jobs:
         self._schedulers.clear()
         if self._consumer is not None:
             self._stop_consuming.set()
-            try:
-                await asyncio.wait_for(self._consumer, STOP_WAIT_S + 1)
-            except TimeoutError:
-                log.warning("jobs: the consumer did not stop in time")
+            if not await stop_within(self._consumer, STOP_WAIT_S + 1):
+                log.warning("jobs: the consumer did not stop (is Redis answering?); left behind")
             self._consumer = None
         if isinstance(self.broker, InMemoryBroker):
             try:
@@ -200,6 +199,5 @@ class Jobs:
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    if not await stop_within(task, 0):
+        log.warning("jobs: %s did not stop (is Redis answering?); left behind", task.get_name())

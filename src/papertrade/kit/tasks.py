@@ -8,3 +8,18 @@ def cancel_requested() -> bool:
     own, which a retry loop would otherwise catch and retry forever, hanging the shutdown."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+async def stop_within(task: asyncio.Task[None], seconds: float, grace_s: float = 2.0) -> bool:
+    """Wait up to `seconds` for `task` to end, then cancel it and wait `grace_s` more. True when
+    it ended. A task that still does not end is left behind rather than awaited: a library
+    finishing a read in a shielded block on a server that never answers (taskiq's receiver on
+    a frozen Redis) would otherwise hold the process's stop forever, as `asyncio.wait_for`
+    does, which waits for the cancelled task however long it takes."""
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=grace_s)
+    if done and not task.cancelled():
+        task.exception()  # retrieved: a task that failed while stopping is not logged twice
+    return bool(done)
