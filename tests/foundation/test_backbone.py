@@ -101,3 +101,16 @@ def test_the_architecture_page_names_every_package() -> None:
     named = set(re.findall(r"(?<![\w/])(\w+)/", tree))
     unnamed = sorted(packages - named)
     assert unnamed == [], f"docs/architecture.md's tree does not name {unnamed}"
+
+
+def test_no_code_waits_with_asyncio_wait_for() -> None:
+    """Python 3.11's `asyncio.wait_for` drops a cancellation that arrives together with the
+    awaited result: a background loop waiting with it may never stop, and the process's stop
+    hangs (tests/outbox/test_stop.py). `asyncio.timeout` does not; the code uses it."""
+    offenders = [
+        f"{path.relative_to(SOURCE)}:{call.lineno}"
+        for path, tree in _modules()
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and _called(call) == "wait_for"
+    ]
+    assert offenders == [], "use `async with asyncio.timeout(…)` instead"

@@ -197,7 +197,8 @@ class Engine:
 
         # Bounded: at shutdown the writer may stop before this loop does, and a save that never
         # completes must not hold the engine (the next start resumes from the last saved price).
-        await asyncio.wait_for(self.ctx.run_unit(run), timeout=5)
+        async with asyncio.timeout(5):
+            await self.ctx.run_unit(run)
 
     def rest(self, order: AnyOrder) -> None:
         """Put an open order in its book (price-time priority)."""

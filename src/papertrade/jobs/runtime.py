@@ -166,7 +166,8 @@ class Jobs:
             self._consumer = None
         if isinstance(self.broker, InMemoryBroker):
             try:
-                await asyncio.wait_for(self.broker.wait_all(), STOP_WAIT_S)
+                async with asyncio.timeout(STOP_WAIT_S):
+                    await self.broker.wait_all()
             except TimeoutError:
                 log.warning("jobs: stopping with jobs still running")
         await self.broker.shutdown()
@@ -195,7 +196,8 @@ class Jobs:
                 failures += 1
                 log.warning("jobs: reading the queue failed (%s); again in %d s", exc, delay)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop_consuming.wait(), delay)
+                    async with asyncio.timeout(delay):
+                        await self._stop_consuming.wait()
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

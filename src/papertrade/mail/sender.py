@@ -99,7 +99,8 @@ class MailSender:
                 sent = 0
             if sent == 0:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wake.wait(), POLL_S)
+                    async with asyncio.timeout(POLL_S):
+                        await self.wake.wait()
 
     async def _send_batch(self) -> int:
         loop = asyncio.get_running_loop()

@@ -65,9 +65,8 @@ async def probe_binance(rest_url: str, timeout: float) -> str | None:  # noqa: A
     """None when GET /fapi/v1/ping answers 200 within `timeout` seconds, else why not."""
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
-            response = await asyncio.wait_for(
-                client.get(f"{rest_base(rest_url)}/fapi/v1/ping"), timeout
-            )
+            async with asyncio.timeout(timeout):
+                response = await client.get(f"{rest_base(rest_url)}/fapi/v1/ping")
     except TimeoutError:
         return f"no answer within {timeout:g} s"
     except httpx.HTTPError as exc:
@@ -191,7 +190,8 @@ class BinanceFeed:
                     logger.info("market stream connected: %s", self.stream_url)
                     while True:
                         # Silence is a failure too (half-open TCP): reconnect instead of waiting.
-                        raw = await asyncio.wait_for(ws.recv(), self.stale_after_ms / 1000)
+                        async with asyncio.timeout(self.stale_after_ms / 1000):
+                            raw = await ws.recv()
                         if await self._handle(raw):
                             attempt = 0
             except asyncio.CancelledError:

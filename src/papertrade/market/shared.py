@@ -372,7 +372,8 @@ class SharedFeed:
                 else:
                     log.exception("market data: heartbeat failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._beat_now.wait(), HEARTBEAT_S)
+                async with asyncio.timeout(HEARTBEAT_S):
+                    await self._beat_now.wait()
             self._beat_now.clear()
 
     def _set_instruments(self, instruments: dict[str, Instrument]) -> None:

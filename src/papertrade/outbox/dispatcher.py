@@ -186,7 +186,8 @@ class Dispatcher:
                 except Exception as exc:
                     log_failure(log, "pruning the outbox failed", exc, self.ctx.db.outages)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(written.wait(), self.poll_s)  # or a commit elsewhere
+                async with asyncio.timeout(self.poll_s):
+                    await written.wait()  # or a commit elsewhere
                 await asyncio.sleep(GATHER_S)
 
     async def _deliver_round(self, now: float) -> None:

@@ -145,7 +145,8 @@ class TelegramSender:
                     await asyncio.sleep(POLL_S)
                 if handled == 0:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.wake.wait(), POLL_S)
+                        async with asyncio.timeout(POLL_S):
+                            await self.wake.wait()
         finally:
             with contextlib.suppress(Exception):
                 await bot.shutdown()
