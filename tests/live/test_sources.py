@@ -173,17 +173,24 @@ async def test_a_check_while_an_order_is_on_its_way_is_not_drift(
     assert (await user.get("/v1/inbox", params={"kind": "live"})).json()["notifications"] == []
 
 
-async def test_a_check_tries_a_lost_exchange_answer_once_more(
-    service: FastAPI, exchange: Exchange
-) -> None:
-    """A read that times out once is tried again: the owner gets the check, not "could not
-    check" (a CI failure under load). An exchange that stays silent is reported plainly."""
+async def mirrored_long(service: FastAPI, exchange: Exchange) -> tuple[User, int]:
+    """A user whose paper portfolio bought 0.1 BTCUSDT, mirrored and sent on their live
+    account: (the user, the account's id)."""
     user = await sign_up(service)
     source = await user.portfolio(name="paper")
     account_id = await bind(user, exchange, source_portfolio_id=source["id"])
     await prices(service, exchange, "50000")
     await market(user, source["id"], "BTCUSDT", "buy", "0.1")
     await settled(user, account_id, 1)
+    return user, account_id
+
+
+async def test_a_check_tries_a_lost_exchange_answer_once_more(
+    service: FastAPI, exchange: Exchange
+) -> None:
+    """A read that times out once is tried again: the owner gets the check, not "could not
+    check" (a CI failure under load). An exchange that stays silent is reported plainly."""
+    user, account_id = await mirrored_long(service, exchange)
 
     exchange.faults.hang_position_reads = 1
     checked = await intended_drift(user, account_id)
@@ -200,12 +207,7 @@ async def test_a_check_tries_a_lost_exchange_answer_once_more(
 async def test_reconciliation_reports_drift_once_in_the_inbox(
     service: FastAPI, exchange: Exchange
 ) -> None:
-    user = await sign_up(service)
-    source = await user.portfolio(name="paper")
-    account_id = await bind(user, exchange, source_portfolio_id=source["id"])
-    await prices(service, exchange, "50000")
-    await market(user, source["id"], "BTCUSDT", "buy", "0.1")
-    await settled(user, account_id, 1)
+    user, account_id = await mirrored_long(service, exchange)
     checked = await intended_drift(user, account_id)
     assert checked["status"] == "ok" and checked["drift"] == {}, checked
     assert (await user.get("/v1/live/drift")).json() == []
