@@ -7,7 +7,7 @@ import json
 import re
 from datetime import datetime, timedelta
 
-from playwright.async_api import Browser, Page, Route, expect
+from playwright.async_api import Browser, Page, Route, WebSocketRoute, expect
 from sqlalchemy import update
 
 from papertrade.models import StrategyDeployment
@@ -317,6 +317,13 @@ async def test_a_late_poll_answer_does_not_undo_a_finished_drift_report(
             await route.fulfill(response=stale)
             answered.set()
 
+        sockets: list[WebSocketRoute] = []
+
+        def pass_through(route: WebSocketRoute) -> None:
+            route.connect_to_server()  # unchanged both ways; kept to add one message below
+            sockets.append(route)
+
+        await page.route_web_socket("**/v1/ws", pass_through)
         await page.route(re.compile(r"/v1/strategies/\d+/backtests/\d+$"), hold_first_poll)
         await page.goto(f"/app/strategies/{sid}#live")
         await (
@@ -324,9 +331,22 @@ async def test_a_late_poll_answer_does_not_undo_a_finished_drift_report(
             .first.get_by_role("button", name="Drift report")
             .click()
         )
+        deadline = asyncio.get_running_loop().time() + 60
+        while not held:
+            assert asyncio.get_running_loop().time() < deadline, "the page never polled the report"
+            await asyncio.sleep(0.05)
+        run_id = int(held[0].rsplit("/", 1)[1])
+        path = f"/v1/strategies/{sid}/backtests/{run_id}"
+        while (await call(page, "GET", path))["status"] != "done":
+            assert asyncio.get_running_loop().time() < deadline, "the report did not finish"
+            await asyncio.sleep(0.2)
+        # The server's "done" push may have gone out before the page subscribed: send it as the
+        # server does, so the push path reads the finished run while the first poll is held.
+        done = {"backtest_id": run_id, "status": "done", "progress": 1}
+        message = {"channel": "backtests", "type": "backtest.progress", "data": done}
+        sockets[-1].send(json.dumps(message))
         meta = page.locator("#drift-meta")
-        await expect(meta).to_contain_text("Live from", timeout=120_000)
-        assert held, "the page never polled the report"
+        await expect(meta).to_contain_text("Live from", timeout=30_000)
         release.set()
         await asyncio.wait_for(answered.wait(), 10)
         # the stale answer has reached the page's script: one more turn of its event loop
