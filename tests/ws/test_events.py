@@ -1,5 +1,6 @@
 """Portfolio channels: order, position, balance and signal events, in order, numbered."""
 
+import asyncio
 from typing import Any
 
 from fastapi import FastAPI
@@ -178,6 +179,33 @@ async def test_deleting_a_portfolio_unsubscribes_its_channels(
             }
     finally:
         await owner.client.aclose()
+
+
+async def test_a_channel_taken_while_credentials_are_rechecked_is_kept(
+    app: FastAPI, live_url: str, user: User
+) -> None:
+    """A page subscribes to its portfolio while the periodic re-check of credentials waits for
+    the database: the new channel was not among the portfolios asked about, and must not be
+    taken for a deleted one (a CI failure: the page's live marks stopped for good)."""
+    first, second = (await user.portfolio())["id"], (await user.portfolio(name="b"))["id"]
+    await set_price(app, "DOTUSDT", "5")
+    realtime = app.state.realtime
+    async with socket(live_url, await user.api_key()) as ws:
+        await ws.subscribe(f"orders:{first}")
+        [client] = [
+            c for c in realtime.hub.clients if c.principal and c.principal.user_id == user.id
+        ]
+        recheck = asyncio.create_task(realtime.revalidate())
+        await asyncio.sleep(0)  # the re-check has asked the database and waits for it
+        assert not recheck.done()
+        # What a subscribe does once its own read has found the portfolio to be the caller's.
+        realtime.hub.subscribe(client, f"positions:{second}")
+        await recheck
+        await order(user, portfolio_id=second, symbol="DOTUSDT", side="buy", quantity="10")
+        first_news = await ws.wait_for(
+            lambda m: m.get("type") == "unsubscribed" or m.get("channel") == f"positions:{second}"
+        )
+    assert first_news["type"] == "position.changed", first_news
 
 
 async def test_events_reach_only_their_portfolio(

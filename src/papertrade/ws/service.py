@@ -127,22 +127,24 @@ class Realtime:
 
     async def revalidate(self) -> None:
         """Close sockets whose credential was revoked; drop channels of deleted portfolios."""
-        clients = [c for c in self.hub.clients if c.principal is not None]
-        if not clients:
+        # The portfolios each client held when asked: one it subscribes to while the database
+        # answers is not among the answer, and is checked on the next round, not taken as gone.
+        asked = {c: c.portfolio_ids for c in self.hub.clients if c.principal is not None}
+        if not asked:
             return
         key_ids, session_ids, portfolio_ids = set(), set(), set()
-        for client in clients:
+        for client, held in asked.items():
             principal = client.principal
             assert principal is not None
             if principal.kind == "api_key":
                 key_ids.add(principal.credential_id)
             elif principal.kind == "session":
                 session_ids.add(principal.credential_id)
-            portfolio_ids |= client.portfolio_ids
+            portfolio_ids |= held
         keys, sessions, portfolios = await auth.still_valid(
             self.ctx, key_ids, session_ids, portfolio_ids
         )
-        for client in clients:
+        for client, held in asked.items():
             principal = client.principal
             assert principal is not None
             live = keys if principal.kind == "api_key" else sessions
@@ -154,7 +156,7 @@ class Realtime:
                     "The API key or session of this socket was revoked or has expired.",
                 )
                 continue
-            gone = {str(pid) for pid in client.portfolio_ids - portfolios}
+            gone = {str(pid) for pid in held - portfolios}
             if gone:
                 dropped = sorted(
                     t
