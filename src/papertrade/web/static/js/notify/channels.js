@@ -6,7 +6,7 @@
 import { api, del, get, post } from '../api.js';
 import { $, h } from '../dom.js';
 import { ago } from '../format.js';
-import { busy, toast } from '../ui.js';
+import { busy, ready, toast } from '../ui.js';
 
 let portfolios = [];
 
@@ -170,6 +170,7 @@ $('#source-form').addEventListener('submit', async (event) => {
     toast(error.message, 'error');
   }
 });
+ready($('#source-form'));
 
 export async function loadChannels() {
   await loadPortfolios();

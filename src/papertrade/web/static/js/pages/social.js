@@ -7,7 +7,7 @@ import { fillTable, h, td, $, $$ } from '../dom.js';
 import { signedUsd, time, usd } from '../format.js';
 import { coalesce, connectLive, every, liveStatus } from '../live.js';
 import { copyBody, explain, FormProblem, riskSummary } from '../social/copyform.js';
-import { busy, confirmDialog, toast } from '../ui.js';
+import { busy, confirmDialog, ready, toast } from '../ui.js';
 
 let knownSymbols = null;
 
@@ -142,6 +142,7 @@ form.addEventListener('submit', (event) => {
     }
   });
 });
+ready(form);
 
 // Live activity: what the `social` channel says, newest first (at most 30 lines).
 const DESCRIBE = {
