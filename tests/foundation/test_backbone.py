@@ -114,3 +114,20 @@ def test_no_code_waits_with_asyncio_wait_for() -> None:
         if isinstance(call, ast.Call) and _called(call) == "wait_for"
     ]
     assert offenders == [], "use `async with asyncio.timeout(…)` instead"
+
+
+def test_no_code_stops_a_task_by_swallowing_cancellation() -> None:
+    """`with suppress(CancelledError): await task` after `task.cancel()` also swallows a
+    cancellation of the caller, which then goes on as if never asked to stop (a shutdown that
+    does not end). `kit.tasks.cancel_and_wait` tells the two apart; the code uses it."""
+    offenders = [
+        f"{path.relative_to(SOURCE)}:{call.lineno}"
+        for path, tree in _modules()
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and _called(call) == "suppress"
+        and any(
+            isinstance(arg, ast.Attribute) and arg.attr == "CancelledError" for arg in call.args
+        )
+    ]
+    assert offenders == [], "use `await kit.tasks.cancel_and_wait(task)` instead"

@@ -1,7 +1,6 @@
 """Matches resting LIMIT orders against the market stream; the books are a cache of the database."""
 
 import asyncio
-import contextlib
 import dataclasses
 import itertools
 import logging
@@ -23,6 +22,7 @@ from papertrade.events import DomainEvent
 from papertrade.faults.outage import log_failure
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.decimals import ZERO
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.models import ConditionalOrder, Order, Portfolio, Position
 from papertrade.orders.events import OrderAccepted, OrderCanceled
 from papertrade.orders.fills import apply_fill
@@ -114,11 +114,7 @@ class Engine:
 
     async def stop(self) -> None:
         self.active = False
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
         self.books = Books()
         self.triggers = TriggerWatch()

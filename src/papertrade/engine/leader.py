@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
 from papertrade.faults.outage import log_failure
+from papertrade.kit.tasks import cancel_and_wait
 
 log = logging.getLogger("papertrade.engine.leader")
 LOCK_KEY = 0x70617065  # "pape": one lock id for the whole deployment
@@ -62,9 +63,7 @@ class Leadership:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
         await self._stand_by()  # before the lock goes: never two upstream feeds for long
         await self._release()
 

@@ -24,6 +24,8 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from papertrade.kit.tasks import cancel_and_wait
+
 log = logging.getLogger("papertrade.faults")
 LOCK_KEY = 0x70617066  # "papf"; the engine leader's lock is "pape"
 WATCH_S = 2.0
@@ -108,9 +110,7 @@ class SoleProcessGuard:
             return
         del _HOLDERS[holder.url]
         if holder.task is not None:
-            holder.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await holder.task
+            await cancel_and_wait(holder.task)
         if holder.connection is not None:
             with contextlib.suppress(Exception):
                 await holder.connection.close(timeout=2)

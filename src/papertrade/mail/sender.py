@@ -30,7 +30,7 @@ from sqlalchemy import select, update
 
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
-from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.mail import service
 from papertrade.models import EmailMessage, EmailSuppression
@@ -64,9 +64,7 @@ class MailSender:
     async def follow(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def recover(self) -> None:
         """What a previous sender left mid-send (it crashed): see the module's docstring."""

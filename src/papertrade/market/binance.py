@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
 from papertrade.kit.decimals import D
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
 from papertrade.market.binance_parse import (
     PARSE_ERRORS,
@@ -153,9 +154,7 @@ class BinanceFeed:
         """Close the stream and the HTTP client."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         if self._client is not None:
             await self._client.aclose()
             self._client = None

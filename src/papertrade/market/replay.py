@@ -1,12 +1,12 @@
 """Replays recorded candles or ticks as a live market, faster or slower than real time."""
 
 import asyncio
-import contextlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
 from papertrade.market.fanout import TickFanout, feed_status, ticker_extras
 from papertrade.market.feed import TickHandler, UnknownSymbol
@@ -115,9 +115,7 @@ class ReplayFeed:
         """Stop publishing (history stays at the cursor reached)."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     def on_tick(self, handler: TickHandler) -> None:
         """Register a coroutine called with every new quote."""

@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.market import wire
 from papertrade.market.fanout import TickFanout, feed_status
@@ -200,9 +200,7 @@ class SharedFeed:
     async def _stop_upstream(self) -> None:
         retry, self._retry = self._retry, None
         if retry is not None:
-            retry.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await retry
+            await cancel_and_wait(retry)
         self._upstream_live = False
         await self.upstream.stop()
 

@@ -1,12 +1,12 @@
 """A deterministic, seeded simulated market that needs no network."""
 
 import asyncio
-import contextlib
 import math
 from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from papertrade.kit.decimals import D
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
 from papertrade.market.catalogue import catalogue, sim_profile
 from papertrade.market.fanout import TickFanout, feed_status, ticker_extras
@@ -77,9 +77,7 @@ class SimFeed:
         """Stop ticking (quotes and history stay available)."""
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     def on_tick(self, handler: TickHandler) -> None:
         """Register a coroutine called with every new quote."""

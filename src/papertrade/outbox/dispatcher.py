@@ -25,7 +25,7 @@ from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 
 from papertrade.context import AppContext
 from papertrade.faults.outage import log_failure
-from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.models import OutboxCursor, OutboxEvent
 from papertrade.outbox.store import StoredEvent, after
@@ -79,9 +79,7 @@ class Dispatcher:
     async def follow(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def _deliver(self, consumer: Consumer) -> int:
         work: list[AsyncWork] = []

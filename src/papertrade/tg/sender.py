@@ -31,7 +31,7 @@ from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError
 
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
-from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.models import TelegramBinding, TelegramMessage
 from papertrade.tg.text import split
@@ -115,9 +115,7 @@ class TelegramSender:
     async def follow(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     def bot(self) -> Bot:
         settings = self.ctx.settings

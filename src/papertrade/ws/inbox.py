@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from papertrade.events import DomainEvent
 from papertrade.kit.deployment import namespace
-from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.kit.time import now_ms
 from papertrade.ws.channels import BACKTESTS, INBOX
 from papertrade.ws.frames import dumps
@@ -54,9 +54,7 @@ class InboxRelay:
     async def stop(self) -> None:
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
 
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """The EventBus subscriber (after each commit)."""

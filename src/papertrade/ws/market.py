@@ -6,11 +6,11 @@ Nothing is computed for a symbol nobody subscribed to.
 """
 
 import asyncio
-import contextlib
 import logging
 from decimal import Decimal
 from typing import Any
 
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
 from papertrade.market.feed import MarketFeed
 from papertrade.trading.values import Kline, Quote
@@ -82,11 +82,7 @@ class MarketPublisher:
 
     async def stop(self) -> None:
         self._running = False
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
 
     async def on_tick(self, quote: Quote) -> None:

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 
 from papertrade.events import DomainEvent, PortfolioEvent
 from papertrade.kit.deployment import namespace
-from papertrade.kit.tasks import cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.ws.channels import channel_for_event
 from papertrade.ws.frames import dumps, native_data
 from papertrade.ws.hub import Hub
@@ -101,11 +101,7 @@ class PortfolioFanout:
         ]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
         if self._pubsub is not None:
             with contextlib.suppress(Exception):

@@ -7,7 +7,6 @@ sequence numbers, and a lost one is replaced by the next.
 """
 
 import asyncio
-import contextlib
 import logging
 from decimal import Decimal
 
@@ -15,6 +14,7 @@ from sqlalchemy import select
 
 from papertrade.context import AppContext
 from papertrade.kit.decimals import ZERO
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
 from papertrade.models import Position
 from papertrade.trading import position as position_math
@@ -39,9 +39,7 @@ class PositionMarks:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def _forever(self) -> None:

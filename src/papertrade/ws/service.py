@@ -1,7 +1,6 @@
 """The real-time service of one process: hub, market and portfolio publishers, housekeeping."""
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 
@@ -10,6 +9,7 @@ from starlette.requests import HTTPConnection
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
 from papertrade.faults.outage import log_failure
+from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
 from papertrade.ws import auth
 from papertrade.ws.channels import PORTFOLIO_KINDS
@@ -72,11 +72,7 @@ class Realtime:
     async def stop(self) -> None:
         """Close every socket (1012, service restart) and stop the background tasks."""
         self._running = False
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks.clear()
         self.hub.flush_now()
         closes = [c.close(CLOSE_RESTART, "server restarting") for c in list(self.hub.clients)]
