@@ -1,5 +1,6 @@
 """The backbone's rules hold in the source: one function writes balances, one writes order
-state, and the process context knows no domain package (docs/architecture.md)."""
+state, services never commit nor call up into the engine or a surface, and the process context
+knows no domain package (docs/architecture.md)."""
 
 import ast
 import re
@@ -89,6 +90,62 @@ def test_the_process_context_imports_no_domain_package() -> None:
     }
     assert {"ledger", "live", "orders", "strategies"} <= DOMAIN_PACKAGES  # the list is found
     assert imported & DOMAIN_PACKAGES == set()
+
+
+def test_every_new_order_comes_from_the_one_factory() -> None:
+    """Orders are made by orders.lifecycle.new_order, liquidations included: nothing else builds
+    an Order, or an OrderRecord other than from a row read back (`OrderRecord(**row)`)."""
+    offenders = []
+    for path, tree in _modules():
+        if path == ORDER_STATE_WRITER:
+            continue
+        for call in ast.walk(tree):
+            if not isinstance(call, ast.Call) or _called(call) not in ("Order", "OrderRecord"):
+                continue
+            from_a_row = not call.args and [k.arg for k in call.keywords] == [None]
+            if not from_a_row:
+                offenders.append(f"{path.relative_to(SOURCE)}:{call.lineno}")
+    assert offenders == [], "build orders with orders.lifecycle.new_order"
+    liquidation = ast.parse((SOURCE / "engine" / "risk.py").read_text())
+    assert any(
+        isinstance(call, ast.Call) and _called(call) == "new_order"
+        for call in ast.walk(liquidation)
+    )
+
+
+# The one place a transaction ends (the unit of work), and the engine leader's lock, which is
+# held on a connection of its own and is no unit of work.
+COMMITTERS = {SOURCE / "db.py", SOURCE / "engine" / "leader.py"}
+SURFACES = {"engine", "fapi", "v1", "web", "ws"}  # what services must not call up into
+
+
+def test_services_never_commit() -> None:
+    offenders = [
+        f"{path.relative_to(SOURCE)}:{call.lineno}"
+        for path, tree in _modules()
+        if path not in COMMITTERS
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and _called(call) == "commit"
+    ]
+    assert offenders == [], "a service adds to the unit of work it is handed; its owner commits"
+
+
+def test_services_never_call_up_into_the_engine_or_a_surface() -> None:
+    services = [
+        path
+        for path in SOURCE.glob("*/service.py")
+        if path.parent.name not in SURFACES  # ws/service.py is the WebSocket surface itself
+    ]
+    assert len(services) >= 20  # the walk found them
+    offenders = []
+    for path in services:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                named = [parts[1]] if len(parts) > 1 else [a.name for a in node.names]
+                if parts[0] == "papertrade" and SURFACES & set(named):
+                    offenders.append(f"{path.relative_to(SOURCE)}: {node.module}")
+    assert offenders == []
 
 
 def test_the_architecture_page_names_every_package() -> None:
