@@ -1,15 +1,17 @@
-"""Leader statistics (issue item 7): ROI over 7/30/90 days against the first equity snapshot of
+"""Leader statistics (issue item 7): ROI over 7/30/90 days from the first equity snapshot of
 each window, the drawdown of the equity curve, and None for a window the portfolio is younger
-than (docs/social.md, "Leader statistics")."""
+than (docs/social.md, "Leader statistics"). Both are time-weighted (issue 30): a deposit made
+while the snapshots were taken would not count (tests/trading_api/test_returns_api.py)."""
 
 from decimal import Decimal
 from typing import Any
 
 from fastapi import FastAPI
+from sqlalchemy import update
 
 from papertrade.copytrading.leaders import DAY_MS
 from papertrade.kit.time import now_ms
-from papertrade.models import EquitySnapshot
+from papertrade.models import EquitySnapshot, LedgerEntry, Portfolio
 from tests.conftest import User
 
 
@@ -28,6 +30,20 @@ async def snapshots(app: FastAPI, portfolio_id: int, points: list[tuple[int, str
             )
 
 
+async def made_days_ago(app: FastAPI, portfolio_id: int, days: int) -> None:
+    """Date the portfolio and its opening deposit back: its track record starts `days` ago."""
+    then = now_ms() - days * DAY_MS
+    async with app.state.ctx.transaction() as uow:
+        await uow.session.execute(
+            update(Portfolio).where(Portfolio.id == portfolio_id).values(created_at=then)
+        )
+        await uow.session.execute(
+            update(LedgerEntry)
+            .where(LedgerEntry.portfolio_id == portfolio_id)
+            .values(created_at=then)
+        )
+
+
 async def test_roi_windows_and_drawdown_from_the_equity_curve(
     app: FastAPI, user: User, anon: Any
 ) -> None:
@@ -36,6 +52,7 @@ async def test_roi_windows_and_drawdown_from_the_equity_curve(
     young = (await anon.get(path)).json()
     assert (young["roi_7d_pct"], young["roi_30d_pct"], young["roi_90d_pct"]) == (None, None, None)
 
+    await made_days_ago(app, led["id"], 101)
     # 100 days ago 8,000; a peak of 12,000 60 days ago; 9,000 20 days ago; 10,000 5 days ago;
     # 10,000 now (the balance: no trades).
     await snapshots(app, led["id"], [(100, "8000"), (60, "12000"), (20, "9000"), (5, "10000")])

@@ -1,10 +1,11 @@
 """/v1/portfolios/{id}/equity, ledger, fills, reset and top-up."""
 
+from decimal import Decimal
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from papertrade.accounts import service
+from papertrade.accounts import returns, service
 from papertrade.accounts.schemas import (
     EquityRead,
     FillRead,
@@ -22,15 +23,20 @@ from papertrade.tiers import limits as tier_limits
 
 router = APIRouter(tags=["accounts"])
 Limit = Annotated[int, Query(ge=1, le=1000)]
+PCT = Decimal("0.0001")
 
 
 @router.get("/portfolios/{portfolio_id}/equity", response_model=EquityRead)
 async def equity(portfolio_id: Id, principal: Caller, ctx: Ctx) -> EquityRead:
-    """Balance, unrealized PnL, equity, margin used and available, at the current marks."""
+    """Balance, unrealized PnL, equity, margin used and available, at the current marks, and the
+    time-weighted return and drawdown of the current period."""
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_owned(session, principal, portfolio_id)
         state = await service.account_state(session, ctx.market, portfolio)
         from_ledger = await service.ledger_balance(session, portfolio_id)
+        time = now_ms()
+        now = returns.now_mark(time, state.equity, portfolio.balance)
+        record = (await returns.records(session, [portfolio], {portfolio.id: now}))[portfolio.id]
     return EquityRead(
         portfolio_id=portfolio_id,
         balance=state.cross_wallet_balance,
@@ -41,7 +47,10 @@ async def equity(portfolio_id: Id, principal: Caller, ctx: Ctx) -> EquityRead:
         maintenance_margin=state.maintenance_margin,
         available=state.available_balance,
         ledger_balance=from_ledger,
-        time=now_ms(),
+        return_pct=record.return_pct.quantize(PCT),
+        max_drawdown_pct=record.max_drawdown_pct.quantize(PCT),
+        period_start=record.period_start,
+        time=time,
     )
 
 
@@ -78,11 +87,22 @@ async def fills(
 async def equity_curve(
     portfolio_id: Id, principal: Caller, ctx: Ctx, limit: Limit = 500
 ) -> list[SnapshotRead]:
-    """Periodic equity marks, oldest first."""
+    """Periodic equity marks, oldest first, each with its time-weighted return since the start
+    of its period."""
     async with ctx.db.reader() as session:
-        await portfolio_service.get_owned(session, principal, portfolio_id)
-        rows = await service.snapshots(session, portfolio_id, limit)
-        return [SnapshotRead.model_validate(r) for r in rows]
+        portfolio = await portfolio_service.get_owned(session, principal, portfolio_id)
+        record = (await returns.records(session, [portfolio], None))[portfolio.id]
+    return [
+        SnapshotRead(
+            time=p.time,
+            balance=p.mark.balance,
+            equity=p.mark.equity,
+            return_pct=p.return_pct.quantize(PCT),
+            period_start=p.period_start,
+        )
+        for p in [p for p in record.points if p.mark is not None][-limit:]
+        if p.mark is not None
+    ]
 
 
 @router.post("/portfolios/{portfolio_id}/top-up", response_model=PortfolioRead)

@@ -23,6 +23,19 @@ class EquityRead(Schema):
     maintenance_margin: Money
     available: Money
     ledger_balance: Money = Field(description="The balance recomputed from the ledger.")
+    return_pct: Number = Field(
+        description="Time-weighted return of the current period (since the latest reset), in "
+        "percent: top-ups, transfers and profit shares are cash flows, not gains or losses "
+        "(docs/trading.md, Returns)."
+    )
+    max_drawdown_pct: Number = Field(
+        description="Largest fall of the time-weighted index from its peak in the current "
+        "period, in percent (positive)."
+    )
+    period_start: int = Field(
+        description="When the current track-record period began: the latest reset, else the "
+        "portfolio's creation (ms)."
+    )
     time: int
 
 
@@ -79,3 +92,7 @@ class SnapshotRead(Schema):
     time: int
     balance: Money
     equity: Money
+    return_pct: Number = Field(
+        description="Time-weighted return from the start of this mark's period to it, percent."
+    )
+    period_start: int = Field(description="When this mark's track-record period began (ms).")

@@ -12,7 +12,7 @@ from papertrade.kit.decimals import ZERO
 from papertrade.ledger.events import BalanceChanged
 from papertrade.ledger.service import post
 from papertrade.market.feed import MarketFeed
-from papertrade.models import EquitySnapshot, Fill, LedgerEntry, Portfolio
+from papertrade.models import Fill, LedgerEntry, Portfolio
 from papertrade.orders import service as order_service
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
@@ -96,15 +96,3 @@ async def fills(
     if before_id is not None:
         statement = statement.where(Fill.id < before_id)
     return (await session.scalars(statement.order_by(Fill.id.desc()).limit(limit))).all()
-
-
-async def snapshots(
-    session: AsyncSession, portfolio_id: int, limit: int
-) -> Sequence[EquitySnapshot]:
-    rows = await session.scalars(
-        select(EquitySnapshot)
-        .where(EquitySnapshot.portfolio_id == portfolio_id)
-        .order_by(EquitySnapshot.time.desc())
-        .limit(limit)
-    )
-    return list(reversed(rows.all()))

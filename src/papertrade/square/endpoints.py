@@ -7,10 +7,8 @@ from fastapi import APIRouter, Query
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.accounts import service as account_service
 from papertrade.auth.v1 import Ctx
 from papertrade.kit.decimals import ZERO
-from papertrade.kit.time import now_ms
 from papertrade.market.feed import MarketFeed
 from papertrade.models import Portfolio
 from papertrade.portfolios import service as portfolio_service
@@ -32,6 +30,7 @@ def _public(s: stats.PortfolioStats) -> PublicPortfolio:
         initial_balance=p.initial_balance,
         return_pct=s.return_pct.quantize(Decimal("0.0001")),
         max_drawdown_pct=s.max_drawdown_pct.quantize(Decimal("0.0001")),
+        period_start=s.period_start,
         trades=s.trades,
         win_rate=s.win_rate.quantize(Decimal("0.0001")) if s.win_rate is not None else None,
         created_at=p.created_at,
@@ -95,13 +94,22 @@ async def public_portfolio(code: str, ctx: Ctx) -> PublicPortfolio:
 async def public_equity_curve(
     code: str, ctx: Ctx, limit: Annotated[int, Query(ge=1, le=1000)] = 500
 ) -> list[PublicPoint]:
-    """A public portfolio's equity marks, oldest first, ending with its equity now."""
+    """A public portfolio's equity marks, oldest first, ending with its equity now, each with
+    its time-weighted return since the start of its period."""
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_by_code(session, None, code)
-        rows = await account_service.snapshots(session, portfolio.id, limit)
-        now = await public_view(session, ctx.market, portfolio)
-    points = [PublicPoint(time=r.time, equity=r.equity) for r in rows]
-    return [*points, PublicPoint(time=now_ms(), equity=now.equity)]
+        (now,) = await stats.compute(session, ctx.market, [portfolio])
+    marks = [p for p in now.record.points if p.mark is not None][-limit - 1 :]
+    return [
+        PublicPoint(
+            time=p.time,
+            equity=p.mark.equity,
+            return_pct=p.return_pct.quantize(Decimal("0.0001")),
+            period_start=p.period_start,
+        )
+        for p in marks
+        if p.mark is not None
+    ]
 
 
 def roe_pct(pnl: Decimal, quantity: Decimal, entry: Decimal, leverage: int) -> Decimal:

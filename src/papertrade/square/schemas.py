@@ -11,8 +11,19 @@ class PublicPortfolio(Schema):
     description: str
     equity: Money
     initial_balance: Money
-    return_pct: Number = Field(description="Equity against net deposits, in percent.")
-    max_drawdown_pct: Number
+    return_pct: Number = Field(
+        description="Time-weighted return of the current period (since the latest reset), in "
+        "percent: top-ups, transfers and profit shares are cash flows, not gains or losses "
+        "(docs/trading.md, Returns)."
+    )
+    max_drawdown_pct: Number = Field(
+        description="Largest fall of the time-weighted index from its peak in the current "
+        "period, in percent (positive)."
+    )
+    period_start: int = Field(
+        description="When the current track-record period began: the latest reset, else the "
+        "portfolio's creation (ms)."
+    )
     trades: int
     win_rate: Number | None = Field(description="Share of closing fills in profit (0–1).")
     created_at: int
@@ -28,6 +39,10 @@ class SquarePage(Schema):
 class PublicPoint(Schema):
     time: int
     equity: Money
+    return_pct: Number = Field(
+        description="Time-weighted return from the start of this point's period to it, percent."
+    )
+    period_start: int = Field(description="When this point's track-record period began (ms).")
 
 
 class PublicPosition(Schema):

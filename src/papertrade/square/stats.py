@@ -1,4 +1,7 @@
-"""Track-record statistics of portfolios, computed from the ledger, fills and equity marks."""
+"""Track-record statistics of portfolios, computed from the ledger, fills and equity marks.
+
+Return and drawdown are time-weighted (trading/returns.py, docs/trading.md "Returns"): top-ups,
+transfers, resets and profit shares are cash flows, never gains or losses."""
 
 from collections import defaultdict
 from collections.abc import Sequence
@@ -8,36 +11,26 @@ from decimal import Decimal
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.kit.dbtypes import decimal_sum
+from papertrade.accounts import returns
 from papertrade.kit.decimals import ZERO
+from papertrade.kit.time import now_ms
 from papertrade.market.feed import MarketFeed
-from papertrade.models import EquitySnapshot, Fill, LedgerEntry, Portfolio, Position
+from papertrade.models import Fill, Portfolio, Position
 from papertrade.positions import service as position_service
 from papertrade.trading import margin
-
-FUNDING_KINDS = ("deposit", "top_up", "reset")
+from papertrade.trading.returns import Record
 
 
 @dataclass(frozen=True, slots=True)
 class PortfolioStats:
     portfolio: Portfolio
     equity: Decimal
-    net_deposits: Decimal
-    return_pct: Decimal
-    max_drawdown_pct: Decimal
+    return_pct: Decimal  # time-weighted, over the current period (since the latest reset)
+    max_drawdown_pct: Decimal  # of the time-weighted index over the current period
+    period_start: int  # when the current period began (the latest reset, else the creation)
     trades: int
     win_rate: Decimal | None  # share of closing fills with a profit; None before any close
-
-
-def max_drawdown(curve: Sequence[Decimal]) -> Decimal:
-    """Largest peak-to-trough fall of an equity curve, as a fraction of the peak."""
-    peak = ZERO
-    worst = ZERO
-    for value in curve:
-        peak = max(peak, value)
-        if peak > ZERO:
-            worst = max(worst, (peak - value) / peak)
-    return worst
+    record: Record
 
 
 async def compute(
@@ -47,15 +40,6 @@ async def compute(
     ids = [p.id for p in portfolios]
     if not ids:
         return []
-    deposits = dict(
-        (
-            await session.execute(
-                select(LedgerEntry.portfolio_id, decimal_sum(LedgerEntry.amount))
-                .where(LedgerEntry.portfolio_id.in_(ids), LedgerEntry.kind.in_(FUNDING_KINDS))
-                .group_by(LedgerEntry.portfolio_id)
-            )
-        ).all()
-    )
     fills = {
         row[0]: (row[1], row[2], row[3])
         for row in await session.execute(
@@ -74,34 +58,30 @@ async def compute(
         select(Position).where(Position.portfolio_id.in_(ids), Position.quantity != ZERO)
     ):
         positions[position.portfolio_id].append(position)
-    curves: dict[int, list[Decimal]] = defaultdict(list)
-    for snapshot in await session.scalars(
-        select(EquitySnapshot)
-        .where(EquitySnapshot.portfolio_id.in_(ids))
-        .order_by(EquitySnapshot.portfolio_id, EquitySnapshot.time)
-    ):
-        curves[snapshot.portfolio_id].append(snapshot.equity)
-
-    result = []
+    now = now_ms()
+    equities: dict[int, Decimal] = {}
     for portfolio in portfolios:
         inputs = position_service.position_inputs(feed, positions[portfolio.id])
-        equity = margin.account_state(portfolio.balance, inputs).equity
-        funded = deposits.get(portfolio.id) or portfolio.initial_balance
+        equities[portfolio.id] = margin.account_state(portfolio.balance, inputs).equity
+    found = await returns.records(
+        session,
+        portfolios,
+        {p.id: returns.now_mark(now, equities[p.id], p.balance) for p in portfolios},
+    )
+    result = []
+    for portfolio in portfolios:
         count, closes, wins = fills.get(portfolio.id, (0, 0, 0))
+        record = found[portfolio.id]
         result.append(
             PortfolioStats(
                 portfolio=portfolio,
-                equity=equity,
-                net_deposits=funded,
-                return_pct=(equity - funded) / funded * 100 if funded > ZERO else ZERO,
-                # The start is the first peak, so a loss shows as drawdown as soon as it shows
-                # as (negative) return, before the first periodic mark is taken.
-                max_drawdown_pct=max_drawdown(
-                    [portfolio.initial_balance, *curves[portfolio.id], equity]
-                )
-                * 100,
+                equity=equities[portfolio.id],
+                return_pct=record.return_pct,
+                max_drawdown_pct=record.max_drawdown_pct,
+                period_start=record.period_start,
                 trades=int(count or 0),
                 win_rate=Decimal(int(wins or 0)) / Decimal(int(closes)) if closes else None,
+                record=record,
             )
         )
     return result
