@@ -1,5 +1,6 @@
-"""Revenue share: the high-water mark, the fee from follower to leader through both ledgers,
-the settlement readable by both sides, and money that moves but is never made."""
+"""Revenue share: the high-water mark, the fee from the follower's portfolio to a portfolio of the
+leader's choosing through both ledgers (paper: never a wallet), the settlement readable by both
+sides, and money that moves but is never made."""
 
 import asyncio
 from decimal import Decimal
@@ -60,12 +61,12 @@ async def copied_round_trip(
 async def test_unfollow_settles_the_worked_example(app: FastAPI, user_factory: Any) -> None:
     leader: User = await user_factory()
     follower: User = await user_factory()
-    _, mine, relation = await copied_round_trip(app, leader, follower)
+    led, mine, relation = await copied_round_trip(app, leader, follower)
     # 0.02 BTC × (51,000 − 50,000) = 20 USDT, less 0.5 + 0.51 taker fees: 18.99 net.
     seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
     assert seen["cum_net_pnl"] == 18.99
     before = await portfolio_balance(follower, mine["id"])
-    leader_before = await wallet_balance(leader)
+    leader_before = await portfolio_balance(leader, led["id"])
 
     ended = await follower.post(
         f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": True}
@@ -74,14 +75,22 @@ async def test_unfollow_settles_the_worked_example(app: FastAPI, user_factory: A
     assert ended.json()["status"] == "ended" and ended.json()["end_reason"] == "unfollow"
     assert ended.json()["hwm"] == 18.99 and ended.json()["fees_paid"] == 1.899
 
-    # 10 % of 18.99 above a mark of 0: 1.899 from the follower's portfolio to the leader's wallet.
+    # 10 % of 18.99 above a mark of 0: 1.899 from the follower's portfolio to the leader's
+    # portfolio (paper money; the leader's wallet is untouched).
     assert await portfolio_balance(follower, mine["id"]) == before - Decimal("1.899")
-    assert await wallet_balance(leader) == leader_before + Decimal("1.899")
+    assert await portfolio_balance(leader, led["id"]) == leader_before + Decimal("1.899")
+    assert await wallet_balance(leader) == 0
+    assert (await leader.get("/v1/user/wallet/ledger")).json() == []
+    for side, portfolio in ((leader, led), (follower, mine)):
+        (row,) = (await side.get(f"/v1/portfolios/{portfolio['id']}/ledger")).json()[:1]
+        assert row["kind"] == "profit_share"
+        assert row["amount"] == (1.899 if side is leader else -1.899)
     for side in (leader, follower):
         (event,) = (await side.get("/v1/copy/settlements")).json()[:1]
         assert event["relation_id"] == relation["id"]
         assert (event["reason"], event["net_pnl"], event["hwm_before"]) == ("unfollow", 18.99, 0)
         assert (event["hwm_after"], event["pct"], event["fee"]) == (18.99, 10, 1.899)
+        assert event["payout_portfolio_id"] == (led["id"] if side is leader else None)
     again = await follower.post(f"/v1/copy/relations/{relation['id']}/unfollow", json={})
     assert again.status_code == 409 and again.json()["error"] == "copy_ended"
 
@@ -108,7 +117,7 @@ async def test_unfollow_keeping_positions_settles_only_what_was_realised(
     await market(leader, led["id"], "BTCUSDT", "sell", "0.005")  # a half: 0.01 of 0.02
     await trades(follower, relation["id"], 2)
     # Realised 0.01 × 1,000 = 10, less fees of 0.5 and 0.01 × 51,000 × 0.05 % = 0.255: 9.245.
-    leader_before = await wallet_balance(leader)
+    leader_before = await portfolio_balance(leader, led["id"])
 
     ended = await follower.post(
         f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": False}
@@ -120,7 +129,8 @@ async def test_unfollow_keeping_positions_settles_only_what_was_realised(
     (event,) = (await follower.get("/v1/copy/settlements")).json()
     assert (event["reason"], event["net_pnl"], event["hwm_before"]) == ("unfollow", 9.245, 0)
     assert (event["hwm_after"], event["fee"]) == (9.245, 0.9245)
-    assert await wallet_balance(leader) == leader_before + Decimal("0.9245")
+    assert await portfolio_balance(leader, led["id"]) == leader_before + Decimal("0.9245")
+    assert await wallet_balance(leader) == 0
 
     # Closing them later is the follower's own trade: the ended relation does not count it.
     await market(follower, mine["id"], "BTCUSDT", "sell", "0.01")
@@ -197,7 +207,8 @@ def test_fees_follow_the_high_water_mark(pnls: list[Decimal], pct: Decimal) -> N
 
 async def test_settlements_move_money_never_create_it(app: FastAPI, user_factory: Any) -> None:
     """Many settlements along a path of gains and losses: the follower's portfolio plus the
-    leader's wallet never changes, and each fee is what the rule says."""
+    leader's never changes, the leader's wallet stays empty, and each fee is what the rule
+    says."""
     leader: User = await user_factory()
     follower: User = await user_factory()
     led, mine = await leader_and_follower(leader, follower, balance="50")
@@ -210,25 +221,32 @@ async def test_settlements_move_money_never_create_it(app: FastAPI, user_factory
             assert row is not None
             row.cum_net_pnl = Decimal(pnl)
             hwm_before = row.hwm
-            balance = await portfolio_total(uow.session, mine["id"], leader.id)
+            balance = await portfolio_total(uow.session, mine["id"], led["id"], leader.id)
             settled = await copies.settle(uow, row, "weekly")
         async with ctx.db.reader() as session:
-            assert await portfolio_total(session, mine["id"], leader.id) == balance
+            assert await portfolio_total(session, mine["id"], led["id"], leader.id) == balance
             portfolio = await session.get(Portfolio, mine["id"])
             assert portfolio is not None and portfolio.balance >= 0  # never past what it holds
         expected = rules.revenue_share(Decimal(pnl), hwm_before, Decimal(10), Decimal(10**9))
         assert settled.fee <= expected.fee and settled.hwm_after == expected.hwm_after
-    assert await wallet_balance(leader) + await portfolio_balance(follower, mine["id"]) == 50
+    assert await wallet_balance(leader) == 0
+    leads = await portfolio_balance(leader, led["id"])
+    assert leads + await portfolio_balance(follower, mine["id"]) == 100
 
 
-async def portfolio_total(session: Any, portfolio_id: int, leader_user_id: int) -> Decimal:
+async def portfolio_total(
+    session: Any, portfolio_id: int, leader_portfolio_id: int, leader_user_id: int
+) -> Decimal:
+    """The follower's portfolio, the leader's and the leader's wallet together."""
     portfolio = await session.get(Portfolio, portfolio_id, populate_existing=True)
+    leads = await session.get(Portfolio, leader_portfolio_id, populate_existing=True)
     wallet = await session.scalar(
         select(Wallet)
         .where(Wallet.user_id == leader_user_id)
         .execution_options(populate_existing=True)
     )
-    return Decimal(portfolio.balance) + (wallet.balance if wallet is not None else Decimal(0))
+    held = wallet.balance if wallet is not None else Decimal(0)
+    return Decimal(portfolio.balance) + Decimal(leads.balance) + held
 
 
 async def test_leader_stats_show_the_copies(app: FastAPI, user_factory: Any, anon: Any) -> None:
@@ -303,3 +321,76 @@ async def test_funding_counts_in_the_copy_net_pnl(app: FastAPI, user_factory: An
             break
         await asyncio.sleep(0.05)
     assert after_fees == -0.1 and seen["cum_net_pnl"] == -0.12
+
+
+async def test_the_leader_chooses_the_portfolio_that_receives_the_shares(
+    app: FastAPI, user_factory: Any
+) -> None:
+    """Issue 30: a profit share is paper. It goes to the portfolio the leader chose (the copied
+    one until they choose), never to a wallet; the settlement says where it went."""
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower, balance="500")
+    purse = await leader.portfolio(name="purse", initial_balance="100")
+    theirs = await follower.portfolio(name="not the leader's")
+    path = f"/v1/copy/leaders/{led['id']}"
+    refused = await leader.client.put(
+        path, json={"payout_portfolio_id": theirs["id"]}, headers=leader.write_headers()
+    )
+    assert refused.status_code == 404 and refused.json()["error"] == "portfolio_not_found"
+    shown = await leader.client.put(
+        path, json={"profit_share_pct": 20}, headers=leader.write_headers()
+    )
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["payout_portfolio_id"] == led["id"]  # until chosen: the copied one
+    chosen = await leader.client.put(
+        path, json={"payout_portfolio_id": purse["id"]}, headers=leader.write_headers()
+    )
+    assert chosen.status_code == 200, chosen.text
+    assert (chosen.json()["payout_portfolio_id"], chosen.json()["profit_share_pct"]) == (
+        purse["id"],
+        20,
+    )
+    relation = await follow(follower, led["id"], mine["id"], mode="fixed_ratio", allocation=50)
+    async with app.state.ctx.transaction() as uow:
+        row = await uow.session.get(CopyRelation, relation["id"], with_for_update=True)
+        assert row is not None
+        row.cum_net_pnl = Decimal("12.5")
+        settled = await copies.settle(uow, row, "weekly")
+    assert settled.fee == Decimal("2.5") and settled.payout_portfolio_id == purse["id"]
+    assert await portfolio_balance(leader, purse["id"]) == Decimal("102.5")
+    assert await portfolio_balance(leader, led["id"]) == 500
+    assert await portfolio_balance(follower, mine["id"]) == Decimal("497.5")
+    assert await wallet_balance(leader) == 0 and await wallet_balance(follower) == 0
+    (event,) = (await leader.get("/v1/copy/settlements")).json()
+    assert (event["fee"], event["payout_portfolio_id"]) == (2.5, purse["id"])
+
+    # The chosen portfolio deleted: the shares go back to the copied portfolio.
+    assert (await leader.delete(f"/v1/portfolios/{purse['id']}")).status_code == 200
+    async with app.state.ctx.transaction() as uow:
+        row = await uow.session.get(CopyRelation, relation["id"], with_for_update=True)
+        assert row is not None
+        row.cum_net_pnl = Decimal("17.5")
+        settled = await copies.settle(uow, row, "weekly")
+    assert (settled.fee, settled.payout_portfolio_id) == (Decimal(1), led["id"])
+    assert await portfolio_balance(leader, led["id"]) == 501
+
+
+async def test_nobody_copies_their_own_portfolio(user_factory: Any) -> None:
+    """Issue 30: copying one's own public portfolio from another of one's portfolios paid the
+    profit share to oneself. Refused, whatever the portfolio."""
+    owner: User = await user_factory()
+    led = await owner.portfolio(name="lead", visibility="public")
+    other = await owner.portfolio(name="second")
+    for mine in (other, led):
+        payload = {
+            "leader_portfolio_id": led["id"],
+            "portfolio_id": mine["id"],
+            "mode": "fixed_ratio",
+            "allocation": 50,
+        }
+        refused = await owner.post("/v1/copy/relations", json=payload)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"] in ("copy_own_portfolio", "copy_invalid")
+        assert refused.json()["error"] == ("copy_invalid" if mine is led else "copy_own_portfolio")
+    assert (await owner.get("/v1/copy/relations")).json() == []

@@ -1019,20 +1019,22 @@ PROBES: list[Probe] = [
     Probe(
         "GET", "/user/wallet/ledger", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
     ),
-    *[
-        Probe(
-            "POST",
-            "/user/wallet/transfers",
-            nothing,
-            404,
-            frozenset({"portfolio_not_found"}),
-            body=body,
-        )
-        for body in (
-            lambda w: {"direction": "from_portfolio", "portfolio_id": w.a_pid, "amount": "1"},
-            lambda w: {"direction": "to_portfolio", "portfolio_id": w.a_pub_pid, "amount": "1"},
-        )
-    ],
+    Probe(
+        "POST",
+        "/user/wallet/transfers",
+        nothing,
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"direction": "to_portfolio", "portfolio_id": w.a_pub_pid, "amount": "1"},
+    ),
+    Probe(  # out of any portfolio is refused before the portfolio is looked at (issue 30)
+        "POST",
+        "/user/wallet/transfers",
+        nothing,
+        400,
+        frozenset({"portfolio_money_is_paper"}),
+        body=lambda w: {"direction": "from_portfolio", "portfolio_id": w.a_pid, "amount": "1"},
+    ),
     *[
         Probe(method, "/live/accounts/{account_id}" + rest, pick, 404, NOT_FOUND_LIVE, body=body)
         for method, rest, body in (

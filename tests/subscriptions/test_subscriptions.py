@@ -6,6 +6,7 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import orjson
 from fastapi import FastAPI
 from sqlalchemy import select
@@ -15,6 +16,7 @@ from papertrade.subscriptions.jobs import renew_due
 from papertrade.subscriptions.service import PERIOD_MS
 from tests.conftest import User
 from tests.trading_api.helpers import market, set_price
+from tests.wallet.credit import operator_credit
 
 
 async def wallet_balance(user: User) -> Decimal:
@@ -24,13 +26,13 @@ async def wallet_balance(user: User) -> Decimal:
 
 
 async def fund_wallet(user: User, amount: str) -> None:
-    """Money into the wallet the way a user moves it: out of one of their portfolios."""
-    portfolio = await user.portfolio(name="bank", initial_balance="10000")
-    moved = await user.post(
-        "/v1/user/wallet/transfers",
-        json={"direction": "from_portfolio", "portfolio_id": portfolio["id"], "amount": amount},
-    )
-    assert moved.status_code == 200, moved.text
+    """Real money into the wallet, as an operator credits a USDT transfer (`papertrade recharge
+    resolve --user`): portfolio money is paper and never moves into a wallet."""
+    transport = user.client._transport
+    assert isinstance(transport, httpx.ASGITransport)
+    app = transport.app
+    assert isinstance(app, FastAPI)
+    await operator_credit(app, user.id, amount)
 
 
 async def subscribe(user: User, portfolio_id: int, **body: Any) -> dict[str, Any]:
@@ -124,7 +126,12 @@ async def test_free_tier_owner_panel_and_refusals(app: FastAPI, user_factory: An
     paid = await fan.post("/v1/subscribe", json={"portfolio_id": portfolio["id"], "tier": "paid"})
     assert paid.status_code == 409 and paid.json()["error"] == "subscription_not_paid"
     await subscribe(fan, portfolio["id"])
-    mine = await subscribe(owner, portfolio["id"], tier="paid")
+    own_paid = await owner.post(
+        "/v1/subscribe", json={"portfolio_id": portfolio["id"], "tier": "paid"}
+    )
+    assert own_paid.status_code == 409  # paying oneself is refused (issue 30)
+    assert own_paid.json()["error"] == "subscription_own_portfolio"
+    mine = await subscribe(owner, portfolio["id"])
     assert (mine["tier"], mine["price"]) == ("owner", 0)  # the owner follows free
 
     await put_price(owner, portfolio["id"], "5")

@@ -72,8 +72,9 @@ async def test_over_limit_portfolios_turn_read_only_and_back(
         assert (await member.get(f"/v1/portfolios/{pid}/positions")).status_code == 200
     before = await balance(member)
     out = {"direction": "from_portfolio", "portfolio_id": ids[3], "amount": "1"}
-    assert (await member.post("/v1/user/wallet/transfers", json=out)).status_code == 200
-    assert await balance(member) == before + 1  # money may leave a read-only portfolio
+    refused_out = await member.post("/v1/user/wallet/transfers", json=out)
+    assert refused_out.json()["error"] == "portfolio_money_is_paper"  # paper, read-only or not
+    assert await balance(member) == before
     closed = await order(member, ids[3], side="sell", action="close")
     assert closed.status_code == 201, closed.text  # nothing is trapped: closing still works
 

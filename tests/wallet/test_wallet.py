@@ -1,4 +1,5 @@
-"""The wallet: balance, ledger (paged and CSV), transfers with the user's own portfolios."""
+"""The wallet: balance, ledger (paged and CSV), transfers into the user's own portfolios (one
+way: portfolio money is paper and never moves into the wallet)."""
 
 import csv
 import io
@@ -33,21 +34,38 @@ async def test_transfers_move_money_on_both_ledgers(
     portfolio = await member.portfolio(initial_balance=1000)
     into = await _transfer(member, "to_portfolio", portfolio["id"], "40.5")
     assert into == {"status": 200, "wallet_balance": 59.5, "portfolio_balance": 1040.5}
-    back = await _transfer(member, "from_portfolio", portfolio["id"], "1000.25")
-    assert back == {"status": 200, "wallet_balance": 1059.75, "portfolio_balance": 40.25}
-    assert await balance(member) == Decimal("1059.75")
+    assert await balance(member) == Decimal("59.5")
     equity = (await member.get(f"/v1/portfolios/{portfolio['id']}/equity")).json()
-    assert equity["balance"] == equity["ledger_balance"] == 40.25
+    assert equity["balance"] == equity["ledger_balance"] == 1040.5
     rows = (await member.get(f"/v1/portfolios/{portfolio['id']}/ledger")).json()
-    assert [(r["kind"], r["amount"]) for r in rows[:2]] == [
-        ("wallet_transfer", -1000.25),
-        ("wallet_transfer", 40.5),
-    ]
+    assert [(r["kind"], r["amount"]) for r in rows[:1]] == [("wallet_transfer", 40.5)]
     wallet_rows = (await member.get("/v1/user/wallet/ledger")).json()
-    assert [(r["kind"], r["amount"], r["portfolio_id"]) for r in wallet_rows[:2]] == [
-        ("wallet_transfer", 1000.25, portfolio["id"]),
+    assert [(r["kind"], r["amount"], r["portfolio_id"]) for r in wallet_rows[:1]] == [
         ("wallet_transfer", -40.5, portfolio["id"]),
     ]
+
+
+async def test_portfolio_money_never_moves_into_the_wallet(
+    member: User, wapp: FastAPI, fake: FakeTronGrid
+) -> None:
+    """Issue 30: a free top-up minted paper money that a transfer then made wallet money (which
+    buys tiers and pays other users). Out of a portfolio is refused, whatever the amount, and
+    nothing moves on either ledger."""
+    await fund(wapp, fake, member, "10")
+    portfolio = await member.portfolio(initial_balance=1000)
+    topped = await member.post(f"/v1/portfolios/{portfolio['id']}/top-up", json={"amount": "5000"})
+    assert topped.status_code == 200, topped.text
+    for amount in ("1", "5000", "0.000001"):
+        out = await _transfer(member, "from_portfolio", portfolio["id"], amount)
+        assert out["status"] == 400 and out["error"] == "portfolio_money_is_paper", out
+        assert "paper" in str(out["msg"])
+    assert await balance(member) == Decimal("10")
+    after = (await member.get(f"/v1/portfolios/{portfolio['id']}")).json()
+    assert after["balance"] == 6000
+    kinds = [r["kind"] for r in (await member.get("/v1/user/wallet/ledger")).json()]
+    assert kinds == ["recharge"]
+    bought = await member.post("/v1/launch/tiers/me", json={"tier": "elite"})
+    assert bought.status_code == 409 and bought.json()["error"] == "insufficient_funds"
 
 
 async def test_no_transfer_takes_more_than_there_is(
@@ -57,8 +75,6 @@ async def test_no_transfer_takes_more_than_there_is(
     portfolio = await member.portfolio(initial_balance=5)
     too_much = await _transfer(member, "to_portfolio", portfolio["id"], "10.000001")
     assert too_much["status"] == 409 and too_much["error"] == "insufficient_funds"
-    out = await _transfer(member, "from_portfolio", portfolio["id"], "5.000001")
-    assert out["status"] == 409 and out["error"] == "insufficient_funds"
     assert await balance(member) == Decimal("10")
     after = (await member.get(f"/v1/portfolios/{portfolio['id']}")).json()
     assert after["balance"] == 5

@@ -6,6 +6,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
+from tests.wallet.credit import operator_credit
 from tests.web.conftest import WebApp, call, new_context, sign_up_in_browser
 
 
@@ -102,9 +103,7 @@ async def test_public_page_shows_subscriber_counts_signed_out(
     fan_context = await new_context(browser, web)
     fan = await fan_context.new_page()
     await sign_up_in_browser(fan, unique_email("fan"))
-    bank = await call(fan, "POST", "/v1/portfolios", {"name": "bank", "initial_balance": "100"})
-    move = {"direction": "from_portfolio", "portfolio_id": bank["id"], "amount": "7"}
-    await call(fan, "POST", "/v1/user/wallet/transfers", move)
+    await operator_credit(web.app, (await call(fan, "GET", "/v1/user"))["id"], "7")
     await call(fan, "POST", "/v1/subscribe", {"portfolio_id": shown["id"], "tier": "paid"})
 
     await page.goto(f"/p/{shown['code']}")  # signed out: the counts and the price are public

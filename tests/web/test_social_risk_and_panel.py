@@ -8,6 +8,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.conftest import unique_email
 from tests.copytrading.test_leader_stats import snapshots
 from tests.trading_api.helpers import set_price
+from tests.wallet.credit import operator_credit
 from tests.web.conftest import WebApp, call, new_context, sign_up_in_browser
 
 
@@ -130,9 +131,7 @@ async def test_paid_subscribing_and_the_subscriber_panel(
     await expect(note.locator("a[href='/app/wallet']")).to_have_text("Wallet page")
     assert await call(page, "GET", "/v1/subscriptions/my") == []  # nothing happened
 
-    bank = await call(page, "POST", "/v1/portfolios", {"name": "bank"})
-    move = {"direction": "from_portfolio", "portfolio_id": bank["id"], "amount": "30"}
-    await call(page, "POST", "/v1/user/wallet/transfers", move)
+    await operator_credit(web.app, (await call(page, "GET", "/v1/user"))["id"], "30")
     await page.reload()
     await paid.click()
     await page.locator("dialog button[value=ok]").click()

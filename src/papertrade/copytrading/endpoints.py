@@ -9,9 +9,9 @@ from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.copytrading import leaders, service
 from papertrade.copytrading.schemas import (
     CopyTradeRead,
-    LeaderRead,
     LeaderStatsRead,
     LeaderTerms,
+    LeaderTermsRead,
     RelationCreate,
     RelationRead,
     SettlementRead,
@@ -125,7 +125,14 @@ async def settlements(
         rows = await service.settlements(
             session, principal.user_id, before_id=before_id, limit=limit
         )
-        return [SettlementRead.model_validate(row) for row in rows]
+        return [
+            SettlementRead.model_validate(row).model_copy(
+                update={"payout_portfolio_id": None}
+                if row.leader_user_id != principal.user_id
+                else {}
+            )
+            for row in rows
+        ]
 
 
 @router.get("/copy/leaders/{portfolio_id}", response_model=LeaderStatsRead)
@@ -148,12 +155,24 @@ async def leader(portfolio_id: Id, ctx: Ctx) -> LeaderStatsRead:
         )
 
 
-@router.put("/copy/leaders/{portfolio_id}", response_model=LeaderRead)
-async def set_terms(portfolio_id: Id, body: LeaderTerms, principal: Writer, ctx: Ctx) -> LeaderRead:
-    """Set my portfolio's profit share (0-30 %); relations made from now on use it."""
+@router.put("/copy/leaders/{portfolio_id}", response_model=LeaderTermsRead)
+async def set_terms(
+    portfolio_id: Id, body: LeaderTerms, principal: Writer, ctx: Ctx
+) -> LeaderTermsRead:
+    """Set my portfolio's profit share (0-30 %; relations made from now on use it) and which of
+    my portfolios receives the shares (paper money: never the wallet; at first this one)."""
     async with ctx.transaction() as uow:
-        terms = await service.set_terms(uow, principal, portfolio_id, body.profit_share_pct)
+        terms = await service.set_terms(
+            uow,
+            principal,
+            portfolio_id,
+            body.profit_share_pct,
+            payout_portfolio_id=body.payout_portfolio_id,
+        )
         count = await service.followers(uow.session, portfolio_id)
-        return LeaderRead(
-            portfolio_id=portfolio_id, profit_share_pct=terms.profit_share_pct, followers=count
+        return LeaderTermsRead(
+            portfolio_id=portfolio_id,
+            profit_share_pct=terms.profit_share_pct,
+            followers=count,
+            payout_portfolio_id=terms.payout_portfolio_id or portfolio_id,
         )

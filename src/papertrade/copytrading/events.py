@@ -109,6 +109,7 @@ class RevenueShareSettled(DomainEvent):
     hwm_after: Decimal
     pct: Decimal
     fee: Decimal
+    payout_portfolio_id: int | None = None  # the leader's portfolio that received the fee
 
     @property
     def data(self) -> Mapping[str, Any]:
@@ -123,4 +124,5 @@ class RevenueShareSettled(DomainEvent):
             "hwm_after": self.hwm_after,
             "pct": self.pct,
             "fee": self.fee,
+            "payout_portfolio_id": self.payout_portfolio_id,
         }

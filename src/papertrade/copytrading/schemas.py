@@ -64,13 +64,24 @@ class Unfollow(StrictInput):
 
 
 class LeaderTerms(StrictInput):
-    profit_share_pct: Decimal = Field(ge=0, le=30, decimal_places=4)
+    profit_share_pct: Decimal | None = Field(
+        default=None, ge=0, le=30, decimal_places=4, description="Unchanged when left out."
+    )
+    payout_portfolio_id: Id | None = Field(
+        default=None,
+        description="One of my portfolios that receives the profit shares (paper money, through "
+        "the ledger; never the wallet). Unchanged when left out; at first this portfolio itself.",
+    )
 
 
 class LeaderRead(Schema):
     portfolio_id: int
     profit_share_pct: Number
     followers: int
+
+
+class LeaderTermsRead(LeaderRead):
+    payout_portfolio_id: int = Field(description="The portfolio that receives profit shares.")
 
 
 class LeaderStatsRead(LeaderRead):
@@ -138,4 +149,8 @@ class SettlementRead(Schema):
     hwm_after: Money
     pct: Number
     fee: Money
+    payout_portfolio_id: int | None = Field(
+        description="The leader's portfolio the fee went to (shown to the leader; null to the "
+        "follower, and on settlements from before profit shares were paper)."
+    )
     created_at: int

@@ -32,7 +32,6 @@ from papertrade.tiers import limits
 from papertrade.trading.enums import Action, LedgerKind, OrderType
 from papertrade.trading.errors import TradingRuleError
 from papertrade.uow import AsyncWork
-from papertrade.wallet import service as wallet
 
 ACTIVE, PAUSED, ENDED = "active", "paused", "ended"
 DEFAULT_SHARE_PCT = Decimal(10)
@@ -71,6 +70,11 @@ async def follow(
         await limits.check_copy(session, principal.user_id, leader.user_id, uow.now())
     if mine.id == leader.id:
         raise Conflict("A portfolio cannot copy itself.", code="copy_invalid")
+    if leader.user_id == principal.user_id:  # self-dealing: a profit share paid to yourself
+        raise Conflict(
+            f"Portfolio {leader.code} is yours; copying your own portfolio is not allowed.",
+            code="copy_own_portfolio",
+        )
     live = select(CopyRelation).where(CopyRelation.status != ENDED)
     taken = await session.scalar(
         live.where(
@@ -225,9 +229,26 @@ async def end(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySettle
     return await settle(uow, relation, reason)
 
 
+async def payout_portfolio_id(session: AsyncSession, relation: CopyRelation) -> int:
+    """The leader's portfolio that receives this relation's profit shares: the one the leader
+    chose (while it is still theirs and not deleted), else the copied portfolio itself."""
+    terms = await session.get(CopyLeader, relation.leader_portfolio_id)
+    chosen = terms.payout_portfolio_id if terms is not None else None
+    if chosen is not None:
+        target = await session.get(Portfolio, chosen)
+        if (
+            target is not None
+            and target.deleted_at is None
+            and target.user_id == relation.leader_user_id
+        ):
+            return target.id
+    return relation.leader_portfolio_id
+
+
 async def settle(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySettlement:
     """Charge the revenue share on the net PnL above the high-water mark: the fee leaves the
-    follower's portfolio and reaches the leader's wallet, both through the ledger."""
+    follower's portfolio for a portfolio of the leader's choosing, both through the ledger. It
+    is paper money and never reaches a wallet (docs/social.md, docs/wallet.md)."""
     follower = await uow.session.scalar(
         select(Portfolio).where(Portfolio.id == relation.follower_portfolio_id).with_for_update()
     )
@@ -235,6 +256,7 @@ async def settle(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySet
     share = rules.revenue_share(
         relation.cum_net_pnl, relation.hwm, relation.profit_share_pct, follower.balance
     )
+    receiver_id = await payout_portfolio_id(uow.session, relation)
     row = CopySettlement(
         relation_id=relation.id,
         leader_user_id=relation.leader_user_id,
@@ -245,26 +267,25 @@ async def settle(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySet
         hwm_after=share.hwm_after,
         pct=relation.profit_share_pct,
         fee=share.fee,
+        payout_portfolio_id=receiver_id,
         created_at=uow.now(),
     )
     uow.session.add(row)
     await uow.session.flush()
     relation.hwm = share.hwm_after
     if share.fee > ZERO:
-        note = f"revenue share, copy {relation.id}"
-        # Leader's wallet after the follower's portfolio: no lock cycle with a transfer.
-        await wallet.credit(
-            uow,
-            relation.leader_user_id,
-            LedgerKind.PROFIT_SHARE,
-            share.fee,
-            actor=f"copy:{relation.id}",
-            reference=f"copy-settlement:{row.id}",
-            note=note,
+        note = f"revenue share, copy {relation.id}, settlement {row.id}"
+        # The leader's portfolio after the follower's (a receiver that is the follower's own
+        # portfolio cannot happen: nobody copies their own portfolio).
+        receiver = await uow.session.scalar(
+            select(Portfolio).where(Portfolio.id == receiver_id).with_for_update()
         )
+        assert receiver is not None
         post(uow, follower, LedgerKind.PROFIT_SHARE, -share.fee, note=note)
+        post(uow, receiver, LedgerKind.PROFIT_SHARE, share.fee, note=note)
         relation.fees_paid += share.fee
         uow.emit(BalanceChanged(portfolio_id=follower.id, balance=follower.balance))
+        uow.emit(BalanceChanged(portfolio_id=receiver.id, balance=receiver.balance))
     uow.emit(
         RevenueShareSettled(
             settlement_id=row.id,
@@ -277,6 +298,7 @@ async def settle(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySet
             hwm_after=row.hwm_after,
             pct=row.pct,
             fee=row.fee,
+            payout_portfolio_id=receiver_id,
         )
     )
     return row
@@ -304,15 +326,28 @@ async def settlements(
 
 
 async def set_terms(
-    uow: AsyncWork, principal: Principal, portfolio_id: int, pct: Decimal
+    uow: AsyncWork,
+    principal: Principal,
+    portfolio_id: int,
+    pct: Decimal | None,
+    *,
+    payout_portfolio_id: int | None = None,
 ) -> CopyLeader:
-    """The leader's profit share; it applies to relations made from now on."""
+    """The leader's profit share (it applies to relations made from now on) and the portfolio
+    that receives it (one of the leader's own, from the next settlement on); None keeps each."""
     await portfolios.get_owned(uow.session, principal, portfolio_id)
+    if payout_portfolio_id is not None:  # another user's (or a deleted) portfolio: 404
+        await portfolios.get_owned(uow.session, principal, payout_portfolio_id)
     terms = await uow.session.get(CopyLeader, portfolio_id, with_for_update=True)
     if terms is None:
-        terms = CopyLeader(portfolio_id=portfolio_id, profit_share_pct=pct)
+        terms = CopyLeader(portfolio_id=portfolio_id, profit_share_pct=DEFAULT_SHARE_PCT)
         uow.session.add(terms)
-    terms.profit_share_pct = pct
+    if pct is not None:
+        terms.profit_share_pct = pct
+    if payout_portfolio_id is not None:
+        terms.payout_portfolio_id = (
+            None if payout_portfolio_id == portfolio_id else payout_portfolio_id
+        )
     terms.updated_at = uow.now()
     return terms
 

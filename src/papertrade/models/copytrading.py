@@ -12,7 +12,8 @@ from papertrade.models.base import created_at_column
 
 
 class CopyLeader(Base):
-    """A leader portfolio's copy terms; a public portfolio without a row shares 10 %."""
+    """A leader portfolio's copy terms; a public portfolio without a row shares 10 % into
+    itself."""
 
     __tablename__ = "copy_leaders"
 
@@ -20,6 +21,10 @@ class CopyLeader(Base):
         ForeignKey("portfolios.id", ondelete="CASCADE"), primary_key=True
     )
     profit_share_pct: Mapped[Decimal] = mapped_column(DecimalType)
+    # The leader's portfolio that receives the (paper) profit shares; None: this one itself.
+    payout_portfolio_id: Mapped[int | None] = mapped_column(
+        ForeignKey("portfolios.id", ondelete="SET NULL"), default=None
+    )
     updated_at: Mapped[int] = created_at_column()
 
 
@@ -111,4 +116,6 @@ class CopySettlement(Base):
     hwm_after: Mapped[Decimal] = mapped_column(DecimalType)
     pct: Mapped[Decimal] = mapped_column(DecimalType)
     fee: Mapped[Decimal] = mapped_column(DecimalType)
+    # The leader's portfolio the fee went to (None: before fees were paper, to the wallet).
+    payout_portfolio_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     created_at: Mapped[int] = created_at_column()

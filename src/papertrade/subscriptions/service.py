@@ -106,6 +106,12 @@ async def subscribe(
     assert body.portfolio_id is not None  # the body holds one of the two
     portfolio = await subscribable(session, principal, body.portfolio_id)
     owner = portfolio.user_id == principal.user_id
+    if owner and body.tier == PAID:  # self-dealing: paying yourself out of your own wallet
+        raise Conflict(
+            f"Portfolio {portfolio.code} is yours; you follow it free (tier free) and cannot "
+            "pay for it.",
+            code="subscription_own_portfolio",
+        )
     tier = OWNER if owner else body.tier
     price = ZERO
     if tier == PAID and enforce_tier:  # B9: paid signal subscriptions from pro up

@@ -101,14 +101,18 @@ class LedgerKind(StrEnum):
     FUNDING = "funding"
     LIQUIDATION = "liquidation"
     TOP_UP = "top_up"
-    WALLET_TRANSFER = "wallet_transfer"  # portfolio ⇄ its owner's wallet (both ledgers)
+    WALLET_TRANSFER = "wallet_transfer"  # wallet → its owner's portfolio (both ledgers)
     RECHARGE = "recharge"  # USDT-TRC20 paid in (wallet)
     TIER_PAYMENT = "tier_payment"  # a membership period (wallet)
     TIER_REFUND = "tier_refund"  # unused days of a replaced period (wallet)
     OPERATOR_CREDIT = "operator_credit"  # an operator resolved a transfer (wallet)
-    PROFIT_SHARE = "profit_share"  # copy trading: follower portfolio → leader wallet
+    # copy trading: follower portfolio → a portfolio of the leader's (paper; before issue 30
+    # the leader's wallet, whose rows migration 0019 reversed)
+    PROFIT_SHARE = "profit_share"
     SUBSCRIPTION = "subscription"  # a paid subscription period: subscriber → owner (wallet)
     ISOLATED_MARGIN = "isolated_margin"  # balance ⇄ an isolated position's own margin
+    # wallet credit that came from portfolios (paper), taken back out (migration 0019, wallet)
+    PAPER_REVERSAL = "paper_reversal"
 
 
 _OPEN_STATUSES = frozenset({OrderStatus.NEW, OrderStatus.PARTIALLY_FILLED})

@@ -1,4 +1,4 @@
-"""/v1/user/wallet: balance, history (paged and as CSV) and transfers with own portfolios."""
+"""/v1/user/wallet: balance, history (paged and as CSV) and transfers into own portfolios."""
 
 import csv
 import io
@@ -83,7 +83,9 @@ async def wallet_ledger_csv(principal: Caller, ctx: Ctx) -> Response:
 
 @router.post("/user/wallet/transfers", response_model=TransferRead)
 async def transfer(body: TransferCreate, principal: Writer, ctx: Ctx) -> TransferRead:
-    """Move USDT between the wallet and one of the caller's portfolios (both ledgers, at once)."""
+    """Move USDT from the wallet into one of the caller's portfolios (both ledgers, at once).
+    One way only: portfolio money is paper, so `from_portfolio` is refused (400
+    portfolio_money_is_paper); the move buys nothing a free top-up would not."""
     async with ctx.transaction() as uow:
         found = await service.transfer(
             uow,

@@ -27,7 +27,10 @@ class WalletEntryRead(Schema):
 
 
 class TransferCreate(StrictInput):
-    direction: Literal["to_portfolio", "from_portfolio"]
+    direction: Literal["to_portfolio", "from_portfolio"] = Field(
+        description="`to_portfolio` only: `from_portfolio` is refused with 400 "
+        "portfolio_money_is_paper (portfolio money is paper and never becomes wallet money)."
+    )
     portfolio_id: Id
     amount: Decimal = Field(gt=0, le=Decimal(100_000_000), decimal_places=6, examples=[100])
 

@@ -1,8 +1,11 @@
 """The wallet's rules: one wallet per user, made on first use; every change through post_wallet.
 
-Transfers with a portfolio book both ledgers in one unit of work, so either both rows exist or
-neither. Rows are locked wallet first, then portfolio, always in that order (no deadlock between
-two transfers on PostgreSQL).
+The wallet holds real money only: what came from outside (recharge, operator credit) and what
+other users paid from their wallets (subscription revenue). Portfolio money is paper (free
+top-ups), so nothing moves it into a wallet: a transfer goes one way, wallet → portfolio, and
+books both ledgers in one unit of work, so either both rows exist or neither. Rows are locked
+wallet first, then portfolio, always in that order (no deadlock between two transfers on
+PostgreSQL).
 """
 
 from collections.abc import Sequence
@@ -12,9 +15,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.accounts import service as accounts
 from papertrade.auth.principal import Principal
-from papertrade.errors import Conflict
+from papertrade.errors import BadRequest
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO, usdt6
 from papertrade.ledger.events import BalanceChanged
@@ -102,6 +104,15 @@ async def credit(
     return wallet
 
 
+def paper_stays_paper() -> BadRequest:
+    return BadRequest(
+        "Portfolio money is paper (a free top-up makes more), so it cannot move into the wallet: "
+        "the wallet holds only money that came from outside (recharge) and what other users paid "
+        "you. Transfers go one way, wallet to portfolio.",
+        code="portfolio_money_is_paper",
+    )
+
+
 async def transfer(
     uow: AsyncWork,
     market: MarketFeed | None,
@@ -112,32 +123,21 @@ async def transfer(
     to_portfolio: bool,
     enforce_tier: bool = False,
 ) -> Wallet:
-    """Move `amount` between the caller's wallet and one of the caller's portfolios.
-
-    Into a portfolio: at most what the wallet holds. Out of a portfolio: at most its available
-    balance (what open positions and orders do not hold as margin)."""
+    """Move `amount` from the caller's wallet into one of the caller's portfolios (at most what
+    the wallet holds). The other way is refused (portfolio_money_is_paper): paper money never
+    becomes wallet money. `market` is unused since that direction went; kept for callers."""
+    del market
+    if not to_portfolio:
+        raise paper_stays_paper()
     amount = usdt6(amount)
     wallet = await locked(uow, principal.user_id)
     portfolio = await portfolios.get_owned(uow.session, principal, portfolio_id, for_update=True)
     actor = user_actor(principal.user_id)
     kind = LedgerKind.WALLET_TRANSFER
-    if to_portfolio:
-        if enforce_tier:  # a read-only portfolio (over the tier) takes nothing in; out is fine
-            await tier_limits.check_portfolio_writable(uow.session, portfolio.id, uow.now())
-        note = f"to portfolio {portfolio.code}"
-        post_wallet(uow, wallet, kind, -amount, actor=actor, portfolio_id=portfolio.id, note=note)
-        post(uow, portfolio, kind, amount, note="from the wallet")
-    else:
-        state = await accounts.account_state(uow.session, market, portfolio)
-        available = min(state.available_balance, portfolio.balance)
-        if amount > available:
-            raise Conflict(
-                f"Portfolio {portfolio.code} has {usdt6(max(available, ZERO))} USDT available; "
-                "close positions or cancel orders to free more.",
-                code="insufficient_funds",
-            )
-        post(uow, portfolio, kind, -amount, note="to the wallet")
-        note = f"from portfolio {portfolio.code}"
-        post_wallet(uow, wallet, kind, amount, actor=actor, portfolio_id=portfolio.id, note=note)
+    if enforce_tier:  # a read-only portfolio (over the tier) takes nothing in
+        await tier_limits.check_portfolio_writable(uow.session, portfolio.id, uow.now())
+    note = f"to portfolio {portfolio.code}"
+    post_wallet(uow, wallet, kind, -amount, actor=actor, portfolio_id=portfolio.id, note=note)
+    post(uow, portfolio, kind, amount, note="from the wallet")
     uow.emit(BalanceChanged(portfolio_id=portfolio.id, balance=portfolio.balance))
     return wallet

@@ -56,7 +56,7 @@ function showFollow() {
     : 'Free: its closed trades reach your inbox. The owner offers no paid tier.';
   let state = '';
   if (mine && mine.status === 'past_due') {
-    state = `Past due: your wallet could not pay the renewal (${usd(mine.price)} USDT). Move money into your wallet; the next renewal run charges it and the signals resume.`;
+    state = `Past due: your wallet could not pay the renewal (${usd(mine.price)} USDT). Recharge your wallet; the next renewal run charges it and the signals resume.`;
   } else if (mine && mine.cancel_at_period_end) {
     state = `Cancelled: you keep access until ${time(mine.current_period_end)}; nothing more is charged.`;
   } else if (live) {
@@ -118,8 +118,8 @@ async function loadFollow() {
 function explainSubscribe(error) {
   if (error.code === 'insufficient_funds') {
     const held = follow.balance === null ? '' : `holds ${usd(follow.balance)} USDT, `;
-    return h('span', {}, `Not subscribed: your wallet ${held}less than the ${usd(follow.price)} USDT of 30 days, and nothing was charged. Move money into it on the `,
-      h('a', { href: '/app/wallet' }, 'Wallet page'), ' (from a portfolio or a recharge), then subscribe again.');
+    return h('span', {}, `Not subscribed: your wallet ${held}less than the ${usd(follow.price)} USDT of 30 days, and nothing was charged. Recharge it on the `,
+      h('a', { href: '/app/wallet' }, 'Wallet page'), ' (USDT-TRC20), then subscribe again.');
   }
   if (error.code === 'subscription_exists') return 'You follow it already: cancel first to change the tier.';
   return error.message;

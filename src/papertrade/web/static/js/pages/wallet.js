@@ -57,7 +57,7 @@ onSubmit($('#recharge-form'), async (data) => {
 
 onSubmit($('#transfer-form'), async (data, form) => {
   await post('/v1/user/wallet/transfers', {
-    direction: data.get('direction'),
+    direction: 'to_portfolio', // one way: portfolio money is paper (docs/wallet.md)
     portfolio_id: Number(data.get('portfolio_id')),
     amount: String(data.get('amount') || '').trim(),
   });
