@@ -114,6 +114,7 @@ async def top_up(portfolio_id: Id, body: TopUp, principal: Writer, ctx: Ctx) -> 
         )
         if ctx.settings.tiers_enforced:  # over the tier after a downgrade: read-only
             await tier_limits.check_portfolio_writable(uow.session, portfolio.id, uow.now())
+        await returns.mark_before_flow(uow, ctx.market, portfolio)
         service.top_up(uow, portfolio, body.amount)
         return PortfolioRead.model_validate(portfolio)
 
@@ -127,5 +128,6 @@ async def reset(
         portfolio = await portfolio_service.get_owned(
             uow.session, principal, portfolio_id, for_update=True
         )
+        await returns.mark_before_flow(uow, ctx.market, portfolio)  # the old period's end
         await service.reset(uow, portfolio, body.initial_balance if body else None)
         return PortfolioRead.model_validate(portfolio)

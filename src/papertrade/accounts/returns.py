@@ -12,9 +12,13 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.accounts import service
+from papertrade.kit.decimals import money
+from papertrade.market.feed import MarketFeed
 from papertrade.models import EquitySnapshot, LedgerEntry, Portfolio
 from papertrade.trading.enums import LedgerKind
 from papertrade.trading.returns import FLOW_KINDS, Flow, Mark, Record, track_record
+from papertrade.uow import AsyncWork
 
 _KINDS = sorted(kind.value for kind in FLOW_KINDS)
 
@@ -65,6 +69,20 @@ async def records(
         )
         for p in portfolios
     }
+
+
+async def mark_before_flow(uow: AsyncWork, market: MarketFeed | None, portfolio: Portfolio) -> None:
+    """Record the equity just before a cash flow is booked (call it first, in the flow's unit of
+    work): the flow's sub-period then ends at the exact equity, open positions included."""
+    state = await service.account_state(uow.session, market, portfolio)
+    uow.session.add(
+        EquitySnapshot(
+            portfolio_id=portfolio.id,
+            time=uow.now(),  # the flow's row is as late or later (track_record orders a tie)
+            balance=portfolio.balance,
+            equity=money(state.equity),
+        )
+    )
 
 
 def now_mark(time: int, equity: Decimal, wallet_balance: Decimal) -> Mark:

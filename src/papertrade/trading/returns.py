@@ -15,10 +15,11 @@ deposit cannot hide a loss and a withdrawal cannot make one.
 A **reset** starts a new period: the index restarts at 1 and the figures (`return_pct`,
 `max_drawdown_pct`) are the current period's; the points of older periods keep their own index.
 
-Equity is known exactly at each mark (the periodic equity snapshots and now). Just before a flow
-it is the balance just before it (exact, from the ledger row) plus what the open positions held
-(isolated margin and unrealized PnL) at the latest mark before it: with no position open, exact;
-with one, a price move since that mark counts in the next sub-period instead of this one.
+Equity is known exactly at each mark (the periodic equity snapshots, the marks taken as a top-up
+or a reset is booked, and now). Just before a flow it is the balance just before it (exact, from
+the ledger row) plus what the open positions held (isolated margin and unrealized PnL) at the
+latest mark before it: exact with no position open or a mark taken at the flow; otherwise what
+the positions gained or lost since that mark counts in the next sub-period instead of this one.
 
 Pure (Decimal, no I/O): every surface (the portfolio's equity read, its equity curve, the
 Square, the public page, the leader statistics) computes its figures here, so they agree.
@@ -112,8 +113,14 @@ def track_record(flows: Sequence[Flow], marks: Sequence[Mark], *, start: int) ->
     """The index at each mark and flow from `start` (the portfolio's creation) on, and the current
     period's return and drawdown. `marks` should end with the equity now. A flow and a mark at
     the same millisecond: the flow first. Marks before `start` are ignored."""
+    # At the same millisecond a mark comes after the flows when it holds the balance one of them
+    # left (a periodic mark just after it), else before them (the mark taken as the flow was
+    # booked, mark_before_flow).
+    after = {(f.time, f.balance_after) for f in flows}
     events: list[tuple[int, int, Flow | Mark]] = [(f.time, 0, f) for f in flows]
-    events += [(m.time, 1, m) for m in marks if m.time >= start]
+    events += [
+        (m.time, 1 if (m.time, m.balance) in after else -1, m) for m in marks if m.time >= start
+    ]
     events.sort(key=lambda e: (e[0], e[1]))
 
     period_start = start
