@@ -1,5 +1,8 @@
-"""Mirroring: every fill of a leader, after a relation started, becomes the follower's order
-through orders.service.place_all, in the outbox consumer's unit of work (docs/social.md).
+"""Mirroring: every fill of a leader, after a relation started, moves the follower's position
+to the leader's position after that fill × the relation's ratio (rules.target_position), with
+orders through orders.service.place_all, in the outbox consumer's unit of work (docs/social.md,
+"How a copy is sized"). The leader's position states, not the fills' arithmetic, are mirrored:
+concurrent leader orders cannot leave a follower on the wrong side or size.
 
 The consumer's effects (the follower's orders and fills, the copy_trades rows) and its outbox
 cursor commit together, and copy_trades is unique per (relation, leader order, leg): after a
@@ -49,8 +52,8 @@ MIN_SIZE_ERRORS = (QtyTooSmall, NotionalTooSmall, InvalidQuantity)
 
 @dataclass(frozen=True, slots=True)
 class LeaderFill:
-    """A leader order that filled, split into the part that reduced the position it had and
-    the part that opened (a flip has both)."""
+    """A leader order that filled, with the leader's position in its symbol just before and
+    just after it (the leader's sequence of position states is what the copies mirror)."""
 
     event_id: int
     order_id: int
@@ -58,11 +61,22 @@ class LeaderFill:
     symbol: str
     side: Side
     price: Decimal
-    closing: Decimal
-    close_fraction: Decimal  # of the leader's position before the fill
-    opening: Decimal
+    quantity: Decimal
+    before: Decimal  # the leader's position (signed) before the fill
+    after: Decimal  # … and after it
     leverage: int
     equity: Decimal
+
+    @property
+    def closing(self) -> Decimal:
+        """The part of the fill that reduced the position held before it."""
+        if self.before != ZERO and position_math.sign(self.before) != self.side.sign:
+            return min(self.quantity, abs(self.before))
+        return ZERO
+
+    @property
+    def opening(self) -> Decimal:
+        return self.quantity - self.closing
 
 
 @dataclass(slots=True)
@@ -80,7 +94,10 @@ class Leg:
 
 @dataclass(slots=True)
 class Batch:
-    legs: list[Leg] = field(default_factory=list)
+    """The leader fills to mirror, in outbox order, each with the relations that copy it."""
+
+    fills: list[tuple[LeaderFill, list[CopyRelation]]] = field(default_factory=list)
+    legs: list[Leg] = field(default_factory=list)  # every leg recorded, once placed
 
 
 async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) -> None:
@@ -119,15 +136,9 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
         if int(event.data["id"]) in copies_of_copies:
             continue
         started = [r for r in by_leader[event.portfolio_id] if event.id > r.start_event_id]
-        if not started:
-            continue
-        fill = await leader_fill(session, event)
-        for relation in started:
-            if fill.closing > ZERO:
-                batch.legs.append(Leg(relation, fill, "close", fill.side))
-            if fill.opening > ZERO:
-                batch.legs.append(Leg(relation, fill, "open", fill.side))
-    if not batch.legs:
+        if started:
+            batch.fills.append((await leader_fill(session, event), started))
+    if not batch.fills:
         return
     await session.run_sync(_place, uow, venue, batch)
     for leg in batch.legs:
@@ -166,18 +177,20 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
 
 
 async def leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
-    """The leader's fill, with how much of it reduced the position held before it: the position
-    now less every fill of that symbol since this order's first fill."""
+    """The leader's fill with the leader's position right after it: the position now less every
+    fill of that symbol after this order's last fill. Fills of one portfolio are written under
+    its lock, so their ids follow the order its position changed in, whatever else committed
+    concurrently or since."""
     assert event.portfolio_id is not None
     data = event.data
     order_id, symbol = int(data["id"]), str(data["symbol"])
     side = Side(data["side"])
     quantity = Decimal(data["filled_quantity"])
-    first = select(func.min(Fill.id)).where(Fill.order_id == order_id).scalar_subquery()
+    last = select(func.max(Fill.id)).where(Fill.order_id == order_id).scalar_subquery()
     signed = case((Fill.side == Side.BUY.value, Fill.quantity), else_=-Fill.quantity)
     since = (
         select(decimal_sum(signed))
-        .where(Fill.portfolio_id == event.portfolio_id, Fill.symbol == symbol, Fill.id >= first)
+        .where(Fill.portfolio_id == event.portfolio_id, Fill.symbol == symbol, Fill.id > last)
         .scalar_subquery()
     )
     # One statement, so one snapshot: a later fill committing in between cannot count in one
@@ -190,11 +203,7 @@ async def leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
         )
     ).first()
     now_qty, leverage, filled_since = row if row is not None else (ZERO, 20, ZERO)
-    before = now_qty - (filled_since or ZERO)
-    delta = side.sign * quantity
-    closing = ZERO
-    if before != ZERO and position_math.sign(before) != position_math.sign(delta):
-        closing = min(quantity, abs(before))
+    after = now_qty - (filled_since or ZERO)
     leader = await session.get(Portfolio, event.portfolio_id)
     return LeaderFill(
         event_id=event.id,
@@ -203,30 +212,51 @@ async def leader_fill(session: AsyncSession, event: StoredEvent) -> LeaderFill:
         symbol=symbol,
         side=side,
         price=Decimal(data["avg_price"]),
-        closing=closing,
-        close_fraction=closing / abs(before) if closing > ZERO else ZERO,
-        opening=quantity - closing,
+        quantity=quantity,
+        before=after - side.sign * quantity,
+        after=after,
         leverage=leverage,
         equity=leader.balance if leader is not None else ZERO,
     )
 
 
 def _place(session: Session, uow: AsyncWork, venue: Venue, batch: Batch) -> None:
-    """Plan every leg against the followers' loaded portfolios, place them all in one
-    place_all, and record each leg's outcome."""
+    """Mirror the leader's fills one after the other, each against the followers' positions as
+    the copies before it left them: first every relation's close or reduction (one place_all),
+    then, against the positions those left, every relation's open (another), so a copy never
+    flips through the wrong side; then record each leg's outcome."""
     work = uow.on(session)
-    workset.load(work, {leg.relation.follower_portfolio_id for leg in batch.legs})
-    placed: list[Leg] = []
-    for leg in batch.legs:
-        try:
-            if leg.leg == "close":
-                leg.command = _close_command(work, venue, leg)
-            else:
-                leg.command = _open_command(work, venue, leg)
-        except (PapertradeError, TradingRuleError) as refused:
-            leg.reason, leg.detail = "market", str(refused)[:300]
-        if leg.command is not None:
-            placed.append(leg)
+    workset.load(
+        work,
+        {relation.follower_portfolio_id for _, relations in batch.fills for relation in relations},
+    )
+    for fill, relations in batch.fills:
+        targets = {relation.id: _target(work, venue, relation, fill) for relation in relations}
+        closes = [
+            leg for r in relations if (leg := _close_leg(work, venue, r, fill, targets[r.id]))
+        ]
+        _execute(work, venue, closes)
+        opens: list[Leg] = []
+        for relation in relations:
+            leg = _open_leg(work, venue, relation, fill, targets[relation.id])
+            if leg is not None:
+                opens.append(leg)
+        _execute(work, venue, opens)
+        legs = closes + opens
+        for relation in relations:
+            if not any(leg.relation is relation for leg in legs):
+                legs.append(_nothing_to_do(work, relation, fill, targets[relation.id]))
+        for leg in legs:
+            _record(work, leg, leg.order)
+        batch.legs.extend(legs)
+    work.before_commit(session)
+
+
+def _execute(work: SyncWork, venue: Venue, legs: list[Leg]) -> None:
+    """Place the legs that have an order in one place_all and note each one's outcome."""
+    placed = [leg for leg in legs if leg.command is not None]
+    if not placed:
+        return
     outcomes = orders.place_all(
         work,
         venue,
@@ -242,25 +272,76 @@ def _place(session: Session, uow: AsyncWork, venue: Venue, batch: Batch) -> None
         else:
             leg.reason = _reason(leg, outcome)
             leg.detail = str(outcome)[:300]
-    for leg in batch.legs:  # in the leader's order
-        _record(work, leg, leg.order)
-    work.before_commit(session)
 
 
-def _close_command(work: SyncWork, venue: Venue, leg: Leg) -> PlaceOrder | None:
-    relation, fill = leg.relation, leg.fill
+def _held(work: SyncWork, relation: CopyRelation, symbol: str) -> Decimal:
     state = workset.get(work, relation.follower_portfolio_id)
-    held = state.positions.get(fill.symbol) if state is not None else None
-    # The follower's position must be on the leader's side before the fill (the one it closes).
-    if held is None or held.quantity == ZERO or position_math.sign(held.quantity) == fill.side.sign:
-        leg.reason, leg.detail = "no_position", f"no copied {fill.symbol} position to close"
+    position = state.positions.get(symbol) if state is not None else None
+    return position.quantity if position is not None else ZERO
+
+
+def _leverage(relation: CopyRelation, fill: LeaderFill) -> int:
+    return relation.leverage or fill.leverage
+
+
+def _sizing(relation: CopyRelation) -> rules.Sizing:
+    return rules.Sizing(
+        mode=relation.mode,
+        amount=relation.amount,
+        multiplier=relation.multiplier,
+        allocation_equity=relation.allocation + relation.cum_net_pnl,
+        max_order_margin=relation.max_order_margin,
+    )
+
+
+def _target(work: SyncWork, venue: Venue, relation: CopyRelation, fill: LeaderFill) -> Decimal:
+    """The follower's target position after this leader fill (rules.target_position): the
+    leader's position after it × the relation's ratio, on the step grid."""
+    if fill.after == ZERO:
+        return ZERO
+    try:
+        instrument = venue.instrument(fill.symbol)
+        mark = venue.quote(fill.symbol).mark_price
+    except (PapertradeError, TradingRuleError):
+        mark, instrument = fill.price, None
+    step = instrument.step_size if instrument is not None else Decimal("0.001")
+    return rules.target_position(
+        _sizing(relation),
+        leader_before=fill.before,
+        leader_after=fill.after,
+        held=_held(work, relation, fill.symbol),
+        leader_price=fill.price,
+        leader_leverage=fill.leverage,
+        leader_equity=fill.equity,
+        leverage=_leverage(relation, fill),
+        price=mark,
+        step=step,
+    )
+
+
+def _moves_with_leader(fill: LeaderFill, change: Decimal) -> bool:
+    """A copy moves the follower's position only the way the leader's fill moved theirs."""
+    return change != ZERO and position_math.sign(change) == fill.side.sign
+
+
+def _close_leg(
+    work: SyncWork, venue: Venue, relation: CopyRelation, fill: LeaderFill, target: Decimal
+) -> Leg | None:
+    """The close (all of the position, when the target is flat or on the other side) or the
+    reduction (down to the target) the follower's position needs, if any."""
+    held = _held(work, relation, fill.symbol)
+    if held == ZERO:
         return None
-    instrument = venue.instrument(fill.symbol)
-    quantity = rules.close_quantity(held.quantity, fill.close_fraction, instrument.step_size)
-    if quantity <= ZERO:
-        leg.reason, leg.detail = "min_qty", "the proportional close is below one step"
+    if target == ZERO or position_math.sign(target) != position_math.sign(held):
+        quantity = abs(held)
+    elif abs(target) < abs(held):
+        quantity = abs(held) - abs(target)
+    else:
         return None
-    return PlaceOrder(
+    if not _moves_with_leader(fill, -position_math.sign(held) * quantity):
+        return None
+    leg = Leg(relation, fill, "close", fill.side)
+    leg.command = PlaceOrder(
         portfolio_id=relation.follower_portfolio_id,
         symbol=fill.symbol,
         side=None,
@@ -269,9 +350,60 @@ def _close_command(work: SyncWork, venue: Venue, leg: Leg) -> PlaceOrder | None:
         quantity=quantity,
         source=copies.COPY_SOURCE,
     )
+    return leg
 
 
-def _open_command(work: SyncWork, venue: Venue, leg: Leg) -> PlaceOrder | None:
+def _open_leg(
+    work: SyncWork,
+    venue: Venue,
+    relation: CopyRelation,
+    fill: LeaderFill,
+    target: Decimal,
+) -> Leg | None:
+    """The opening order that brings the follower's position (as the closes left it) out to
+    the target, on the leader's side; None when it is not further out than the position."""
+    held = _held(work, relation, fill.symbol)
+    if target == ZERO or (
+        abs(target) <= abs(held) and position_math.sign(held) == position_math.sign(target)
+    ):
+        return None
+    if not _moves_with_leader(fill, target - held):
+        return None
+    leg = Leg(relation, fill, "open", fill.side)
+    if held != ZERO and position_math.sign(held) != position_math.sign(target):
+        leg.reason = "rejected"
+        leg.detail = "the close of the other side before this open was refused"
+        return leg
+    try:
+        leg.command = _open_command(work, venue, leg, abs(target) - abs(held))
+    except (PapertradeError, TradingRuleError) as refused:
+        leg.reason, leg.detail = "market", str(refused)[:300]
+    return leg
+
+
+def _nothing_to_do(
+    work: SyncWork, relation: CopyRelation, fill: LeaderFill, target: Decimal
+) -> Leg:
+    """A leader fill that changes nothing for this follower, kept with why."""
+    held = _held(work, relation, fill.symbol)
+    leg = Leg(relation, fill, "open" if fill.opening > ZERO else "close", fill.side)
+    if fill.opening == ZERO and (
+        held == ZERO or position_math.sign(held) != position_math.sign(fill.before)
+    ):
+        leg.reason, leg.detail = "no_position", f"no copied {fill.symbol} position to close"
+    elif target == held and target == ZERO:
+        leg.reason = "min_qty"
+        leg.detail = "the leader's position × the copy's ratio is below one step"
+    else:
+        leg.reason = "in_line"
+        leg.detail = (
+            f"your {fill.symbol} position {held} is already at or past the target {target} "
+            "the way the leader's fill went"
+        )
+    return leg
+
+
+def _open_command(work: SyncWork, venue: Venue, leg: Leg, wanted: Decimal) -> PlaceOrder | None:
     relation, fill = leg.relation, leg.fill
     if relation.status == copies.PAUSED:
         leg.reason, leg.detail = "paused", "the copy is paused: no new opens"
@@ -287,25 +419,9 @@ def _open_command(work: SyncWork, venue: Venue, leg: Leg) -> PlaceOrder | None:
         leg.reason = "slippage"
         leg.detail = f"price {mark} is more than {cap} % from the leader's {fill.price}"
         return None
-    leverage = relation.leverage or fill.leverage
+    leverage = _leverage(relation, fill)
     _use_leverage(work, venue, instrument, relation.follower_portfolio_id, leverage)
-    sizing = rules.Sizing(
-        mode=relation.mode,
-        amount=relation.amount,
-        multiplier=relation.multiplier,
-        allocation_equity=relation.allocation + relation.cum_net_pnl,
-        max_order_margin=relation.max_order_margin,
-    )
-    quantity = rules.open_quantity(
-        sizing,
-        leader_quantity=fill.opening,
-        leader_price=fill.price,
-        leader_leverage=fill.leverage,
-        leader_equity=fill.equity,
-        leverage=leverage,
-        price=mark,
-        step=instrument.step_size,
-    )
+    quantity = rules.capped_open(_sizing(relation), wanted, leverage, mark, instrument.step_size)
     smallest = rules.smallest_order(instrument, mark)
     if quantity < smallest:  # B3: raised to the minimum, if the margin allows
         quantity, leg.raised_to_minimum = smallest, True
@@ -384,7 +500,7 @@ def _record(work: SyncWork, leg: Leg, order: OrderRecord | None) -> None:
         "symbol": fill.symbol,
         "side": fill.side.value,
         "leader_price": fill.price,
-        "leader_quantity": fill.closing if leg.leg == "close" else fill.opening,
+        "leader_quantity": (fill.closing if leg.leg == "close" else fill.opening) or fill.quantity,
         "status": "copied" if order is not None else "skipped",
         "reason": leg.reason,
         "detail": leg.detail,

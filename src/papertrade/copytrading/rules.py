@@ -48,28 +48,101 @@ def open_quantity(
     price: Decimal,
     step: Decimal,
 ) -> Decimal:
-    """The follower's opening quantity (floored to the step; may come out below the minimum)."""
-    if sizing.mode == "multiplier":
-        assert sizing.multiplier is not None
-        quantity = leader_quantity * sizing.multiplier
-    elif sizing.mode == "fixed_amount":
-        assert sizing.amount is not None
-        quantity = sizing.amount * leverage / price
-    else:  # fixed_ratio: the leader's share of equity put in, applied to the allocation
-        leader_margin = leader_quantity * leader_price / leader_leverage
-        share = leader_margin / leader_equity if leader_equity > ZERO else ZERO
-        quantity = share * sizing.allocation_equity * leverage / price
+    """The follower's quantity for a fresh copy of a leader position of `leader_quantity`
+    (floored to the step; may come out below the minimum), capped by max_order_margin."""
+    quantity = _fresh(
+        sizing,
+        leader_quantity=leader_quantity,
+        leader_price=leader_price,
+        leader_leverage=leader_leverage,
+        leader_equity=leader_equity,
+        leverage=leverage,
+        price=price,
+    )
     if sizing.max_order_margin is not None:
         quantity = min(quantity, sizing.max_order_margin * leverage / price)
     return floor_to_step(max(quantity, ZERO), step)
 
 
-def close_quantity(follower_quantity: Decimal, fraction: Decimal, step: Decimal) -> Decimal:
-    """The part of the follower's position to close when the leader closed `fraction` of theirs:
-    all of it when the leader closed all."""
-    if fraction >= 1:
-        return abs(follower_quantity)
-    return floor_to_step(abs(follower_quantity) * fraction, step)
+def _fresh(
+    sizing: Sizing,
+    *,
+    leader_quantity: Decimal,
+    leader_price: Decimal,
+    leader_leverage: int,
+    leader_equity: Decimal,
+    leverage: int,
+    price: Decimal,
+) -> Decimal:
+    if sizing.mode == "multiplier":
+        assert sizing.multiplier is not None
+        return leader_quantity * sizing.multiplier
+    if sizing.mode == "fixed_amount":
+        assert sizing.amount is not None
+        return sizing.amount * leverage / price
+    # fixed_ratio: the leader's share of equity put in, applied to the allocation
+    leader_margin = leader_quantity * leader_price / leader_leverage
+    share = leader_margin / leader_equity if leader_equity > ZERO else ZERO
+    return share * sizing.allocation_equity * leverage / price
+
+
+def _sign(value: Decimal) -> int:
+    return (value > 0) - (value < 0)
+
+
+def target_position(
+    sizing: Sizing,
+    *,
+    leader_before: Decimal,
+    leader_after: Decimal,
+    held: Decimal,
+    leader_price: Decimal,
+    leader_leverage: int,
+    leader_equity: Decimal,
+    leverage: int,
+    price: Decimal,
+    step: Decimal,
+) -> Decimal:
+    """The follower's target position (signed, floored toward zero to the step) once the leader
+    went from `leader_before` to `leader_after`, the follower holding `held` (docs/social.md):
+
+    - the leader flat: flat;
+    - `multiplier`: the leader's position × the multiplier, always;
+    - `fixed_amount`, `fixed_ratio`: while the follower holds a copy on the side of the leader's
+      position, which the leader held before too, that copy's own ratio (held ÷ the leader's
+      position before) applied to the leader's new position, so adds and partial closes scale
+      both alike; otherwise (a fresh copy: the follower flat or on the other side, or the
+      leader opened or flipped) the mode's size for the leader's whole position.
+    """
+    side = _sign(leader_after)
+    if side == 0:
+        return ZERO
+    size = abs(leader_after)
+    if sizing.mode == "multiplier":
+        assert sizing.multiplier is not None
+        quantity = size * sizing.multiplier
+    elif _sign(held) == side and _sign(leader_before) == side:
+        quantity = abs(held) * size / abs(leader_before)
+    else:
+        quantity = _fresh(
+            sizing,
+            leader_quantity=size,
+            leader_price=leader_price,
+            leader_leverage=leader_leverage,
+            leader_equity=leader_equity,
+            leverage=leverage,
+            price=price,
+        )
+    return side * floor_to_step(max(quantity, ZERO), step)
+
+
+def capped_open(
+    sizing: Sizing, quantity: Decimal, leverage: int, price: Decimal, step: Decimal
+) -> Decimal:
+    """An opening order's quantity under max_order_margin (floored to the step)."""
+    if sizing.max_order_margin is None:
+        return quantity
+    return min(quantity, floor_to_step(sizing.max_order_margin * leverage / price, step))
 
 
 @dataclass(frozen=True, slots=True)
