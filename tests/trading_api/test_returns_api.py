@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from papertrade.auth.principal import Principal
 from papertrade.engine.snapshots import record_snapshots
 from papertrade.ledger.service import post
 from papertrade.models import Portfolio

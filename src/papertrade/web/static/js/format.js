@@ -86,3 +86,16 @@ export function percent(value, digits = 2) {
   if (Number(text) === 0) return `${(0).toFixed(digits)}%`;
   return `${Number(text) > 0 ? '+' : ''}${text}%`;
 }
+
+/**
+ * The time-weighted return (a fraction) of an equity read (GET …/equity: `return_pct`, the
+ * current period's, where top-ups, transfers and profit shares are cash flows, not gains;
+ * docs/trading.md "Returns"), at the live equity it now holds. No flow happens between reads
+ * (a top-up reloads them), so the return since the read grows with the equity: (1 + r) × now / then.
+ */
+export function liveReturn(read) {
+  if (!read || read.return_pct === null || read.return_pct === undefined) return null;
+  const then = Number(read.equity_at_read ?? read.equity);
+  const r = Number(read.return_pct) / 100;
+  return then > 0 ? (1 + r) * (Number(read.equity) / then) - 1 : r;
+}

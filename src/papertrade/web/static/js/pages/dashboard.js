@@ -3,7 +3,7 @@
 
 import { get, post } from '../api.js';
 import { h, reconcile, $ } from '../dom.js';
-import { pct, pnlClass, signedUsd, usd } from '../format.js';
+import { liveReturn, pct, pnlClass, signedUsd, usd } from '../format.js';
 import { loadInstruments, qty } from '../instruments.js';
 import { coalesce, connectLive, every, liveStatus } from '../live.js';
 import { onSubmit } from '../ui.js';
@@ -21,7 +21,7 @@ async function load() {
       get(`/v1/portfolios/${p.id}/equity`),
       get(`/v1/portfolios/${p.id}/positions`),
     ]);
-    return { p, equity, positions };
+    return { p, equity: { ...equity, equity_at_read: equity.equity }, positions };
   }));
   render(details);
 }
@@ -54,8 +54,7 @@ function render(details) {
 }
 
 function card({ p, equity, positions }) {
-  const start = Number(p.initial_balance);
-  const ret = start ? (Number(equity.equity) - start) / start : null;
+  const ret = liveReturn(equity); // time-weighted: a top-up is not a return
   const link = h('a', { href: `/app/portfolios/${p.id}`, title: p.name }, p.name);
   return h('article', { class: 'card pf-card', 'data-key': p.id, 'data-portfolio-id': p.id },
     h('header', { class: 'pf-card-head' },

@@ -56,7 +56,12 @@ async function loadFast() {
     get(`/v1/order?portfolio_id=${id}&status=open&limit=200`),
     get(`/v1/conditional-order?portfolio_id=${id}&status=open&limit=200`),
   ]);
-  Object.assign(state, { portfolio, equity, positions, exits: exitsOf(stops.conditional_orders) });
+  Object.assign(state, {
+    portfolio,
+    equity: { ...equity, equity_at_read: equity.equity }, // the live return grows from it
+    positions,
+    exits: exitsOf(stops.conditional_orders),
+  });
   // An order ended or a position moved and no push said so (the socket dropped it, or is
   // down): the history, fills and ledger have changed too, so read them now rather than at
   // their own, slower period.

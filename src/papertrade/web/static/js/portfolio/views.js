@@ -3,7 +3,7 @@
 import { del, post } from '../api.js';
 import { fillTable, h, td, $ } from '../dom.js';
 import { equityChart } from '../charts.js';
-import { pct, pnlClass, signedUsd, time, usd } from '../format.js';
+import { liveReturn, pct, pnlClass, signedUsd, time, usd } from '../format.js';
 import { price, qty } from '../instruments.js';
 import { confirmDialog, busy, toast } from '../ui.js';
 
@@ -53,8 +53,7 @@ export function createViews(root) {
     const [name, what] = REALISM[portfolio.realism] || [portfolio.realism, ''];
     $('#pf-realism-name', root).textContent = name;
     $('#pf-realism-what', root).textContent = what ? `— ${what}` : '';
-    const start = Number(portfolio.initial_balance);
-    const ret = start ? (Number(equity.equity) - start) / start : null;
+    const ret = liveReturn(equity); // time-weighted: a top-up is not a return
     set('#stat-equity', `${usd(equity.equity)} USDT`, '');
     set('#stat-return', pct(ret), pnlClass(ret, 4));
     set('#stat-upnl', signedUsd(equity.unrealized_pnl), pnlClass(equity.unrealized_pnl));
