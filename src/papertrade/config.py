@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     # the shared queue too, unless this is off and `papertrade worker` processes do all of them.
     jobs_in_process: bool = True
     jobs_cpu_processes: int = Field(default=1, ge=1)  # the process pool of CPU-heavy jobs
+    # The pool of Python strategies' backtests (each waits on its sandboxed process): a user has
+    # one of them at a time, so with 2 one user's slow strategies never hold another's.
+    jobs_sandbox_processes: int = Field(default=2, ge=1)
+    # CPU seconds one backtest of a Python strategy may use in its sandbox.
+    strategy_backtest_cpu_s: int = Field(default=10, ge=1, le=600)
     # How often the engine leader looks for outbox events written by other processes (its own
     # commits wake it at once).
     outbox_poll_s: float = 1.0
@@ -121,6 +126,9 @@ class Settings(BaseSettings):
     # Empty: recharge is off (creating an order answers 503 recharge_unavailable).
     recharge_addresses: list[str] = Field(default_factory=list)
     recharge_expiry_s: int = Field(default=1800, ge=60)
+    # Pending recharge orders one user may hold at once: one user cannot take every pay amount
+    # near a figure from everyone else (409 recharge_pending_limit past it).
+    recharge_max_pending: int = Field(default=3, ge=1)
     recharge_poll_s: int = Field(default=15, ge=0)  # 0: the watcher is not scheduled
     # A transfer is credited only once its block is this many blocks (~3 s each) old.
     recharge_confirmations: int = Field(default=19, ge=0)

@@ -215,3 +215,23 @@ async def test_signals_follow_tier_and_filters(app: FastAPI, user_factory: Any) 
     # The free tier sees closed trades only, in the inbox only.
     free_signals = await signals_for(app, free_fan.id, 1)
     assert [(s["side"], s["channels"]) for s in free_signals] == [("close", ["inbox"])]
+
+
+async def test_thirty_subscribes_at_once_answer_201_or_409_and_pay_once(
+    app: FastAPI, user_factory: Any
+) -> None:
+    """Issue 30: 30 concurrent POST /v1/subscribe to one paid portfolio answered 1 × 201,
+    1 × 409 and 28 × 500 (the unique index's violation). One is made and paid; every other
+    one is told subscription_exists."""
+    owner: User = await user_factory()
+    fan: User = await user_factory()
+    portfolio = await priced_portfolio(owner, "3")
+    await fund_wallet(fan, "100")
+    body = {"portfolio_id": portfolio["id"], "tier": "paid"}
+    answers = await asyncio.gather(*(fan.post("/v1/subscribe", json=body) for _ in range(30)))
+    codes = sorted(a.status_code for a in answers)
+    assert set(codes) <= {201, 409} and codes.count(201) == 1, [a.text for a in answers]
+    assert {a.json()["error"] for a in answers if a.status_code == 409} == {"subscription_exists"}
+    assert await wallet_balance(fan) == 97 and await wallet_balance(owner) == 3
+    (mine,) = (await fan.get("/v1/subscriptions/my")).json()
+    assert (mine["tier"], mine["status"]) == ("paid", "active")

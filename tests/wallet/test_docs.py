@@ -13,7 +13,7 @@ from papertrade.config import Settings
 from papertrade.models import Membership, TronTransfer
 from papertrade.recharge import operator
 from papertrade.tiers.table import PERIOD_MS
-from tests.conftest import User
+from tests.conftest import User, sign_up
 from tests.fakes.trongrid import FakeTronGrid
 from tests.wallet.conftest import balance, fund, watch
 
@@ -41,15 +41,18 @@ async def test_wallet_md_pay_amount_example(
     assert "250 → 250.00    250 → 250.01    250 → 250.02    250.01 → 250.03" in text
     assert '"value": "250010000"' in text and "recharge +250.01" in text
     pays = []
-    for amount in ("250", "250", "250", "250.01"):
-        response = await member.post("/v1/recharge/orders", json={"amount": amount})
+    other = await sign_up(wapp)  # one user holds at most 3 pending orders: the 4th is another's
+    for who, amount in ((member, "250"), (member, "250"), (member, "250"), (other, "250.01")):
+        response = await who.post("/v1/recharge/orders", json={"amount": amount})
         pays.append(response.json()["pay_amount"])
     assert pays == [250, 250.01, 250.02, 250.03]
     fake.add("250.01")
     await watch(wapp)
     assert await balance(member) == Decimal("250.01")
-    for order in (await member.get("/v1/recharge/orders")).json():
-        await member.post(f"/v1/recharge/orders/{order['id']}/cancel")  # free the amounts
+    for who in (member, other):
+        for order in (await who.get("/v1/recharge/orders")).json():
+            await who.post(f"/v1/recharge/orders/{order['id']}/cancel")  # free the amounts
+    await other.client.aclose()
 
 
 async def test_tiers_md_switch_example(member: User, wapp: FastAPI, fake: FakeTronGrid) -> None:

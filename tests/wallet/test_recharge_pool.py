@@ -50,16 +50,19 @@ async def test_the_next_address_takes_an_amount_when_the_first_is_full(
             await recharges.create(uow, user.id, Decimal(7), addresses=[ADDRESS], expiry_ms=600_000)
     assert full.value.code == "try_again_later"
 
-    spilled = await user.post("/v1/recharge/orders", json={"amount": "7"})
+    # (Through the API one user holds at most 3 pending orders: another user asks.)
+    other = await sign_up(pool_app)
+    spilled = await other.post("/v1/recharge/orders", json={"amount": "7"})
     assert spilled.status_code == 201, spilled.text
     assert (spilled.json()["address"], spilled.json()["pay_amount"]) == (SECOND, 7)
 
     fake.add(Decimal(7), to=SECOND)  # 7.00 to the second address pays the spilled order only
     await watch_once(ctx)
-    paid = await user.get(f"/v1/recharge/orders/{spilled.json()['id']}")
+    paid = await other.get(f"/v1/recharge/orders/{spilled.json()['id']}")
     assert paid.json()["status"] == "paid", paid.text
     listed = (await user.get("/v1/recharge/orders?limit=200")).json()
     first_seven = [o for o in listed if o["address"] == ADDRESS and o["pay_amount"] == 7]
     assert [o["status"] for o in first_seven] == ["pending"]
-    assert await balance(user) == Decimal(7)
+    assert await balance(user) == 0 and await balance(other) == Decimal(7)
     await user.client.aclose()
+    await other.client.aclose()

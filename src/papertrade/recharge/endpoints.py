@@ -34,6 +34,7 @@ async def create_order(body: RechargeCreate, principal: Writer, ctx: Ctx) -> Rec
             body.amount,
             addresses=ctx.settings.recharge_addresses,
             expiry_ms=ctx.settings.recharge_expiry_s * 1000,
+            max_pending=ctx.settings.recharge_max_pending,
         )
         return _read(order)
 

@@ -9,7 +9,7 @@ time window it matches (docs/wallet.md).
 from collections.abc import Sequence
 from decimal import Decimal
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -49,14 +49,38 @@ async def expire_overdue(uow: AsyncWork) -> None:
 
 
 async def create(
-    uow: AsyncWork, user_id: int, amount: Decimal, *, addresses: Sequence[str], expiry_ms: int
+    uow: AsyncWork,
+    user_id: int,
+    amount: Decimal,
+    *,
+    addresses: Sequence[str],
+    expiry_ms: int,
+    max_pending: int | None = None,
 ) -> RechargeOrder:
-    """A pending order with the first free pay amount on the first address that has one."""
+    """A pending order with the first free pay amount on the first address that has one; at
+    most `max_pending` pending orders per user (None: no cap)."""
     if not addresses:
         raise Conflict(
             "USDT recharge is not configured on this server.", code="recharge_unavailable"
         )
     await expire_overdue(uow)
+    if max_pending is not None:
+        # The user's wallet row serialises the user's own orders (after the expiry above, so
+        # the lock order is the watcher's: orders, then wallet): racing requests see each
+        # other's pending orders and the cap holds.
+        await wallets.locked(uow, user_id)
+        pending = await uow.session.scalar(
+            select(func.count())
+            .select_from(RechargeOrder)
+            .where(RechargeOrder.user_id == user_id, RechargeOrder.status == PENDING)
+        )
+        if (pending or 0) >= max_pending:
+            raise Conflict(
+                f"You have {pending} recharge orders waiting for a payment, the most at once; "
+                "pay or cancel one (POST /v1/recharge/orders/{id}/cancel), or wait for one to "
+                "expire.",
+                code="recharge_pending_limit",
+            )
     now = uow.now()
     top = amount + STEP * (SLOTS - 1)
     for address in addresses:

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
@@ -191,15 +192,26 @@ async def _start(
     `tier` from now; with what it was ("subscribed" or "resubscribed")."""
     now = uow.now()
     what = "resubscribed"
+    made = sub is None
     if sub is None:
         what = "subscribed"
         sub = Subscription(user_id=principal.user_id, paid_total=ZERO, created_at=now, **new)
-        uow.session.add(sub)
     sub.tier, sub.status, sub.price = tier, ACTIVE, price
     sub.started_at, sub.cancel_at_period_end, sub.cancelled_at = now, False, None
     sub.current_period_end = now + PERIOD_MS if tier == PAID else None
     _set_filters(sub, body.channels, body.events, body.symbols)
-    await uow.session.flush()
+    if not made:
+        await uow.session.flush()
+        return sub, what
+    try:  # the same user subscribing at the same instant made it first (the unique index)
+        async with uow.session.begin_nested():
+            uow.session.add(sub)
+    except IntegrityError:
+        raise Conflict(
+            "You subscribed to it a moment ago (another request made the subscription); "
+            "change it with PATCH, or cancel it first to change the tier.",
+            code="subscription_exists",
+        ) from None
     return sub, what
 
 

@@ -66,9 +66,12 @@ async def consume_ai_quota(principal: Writer, ctx: Ctx) -> AiQuotaRead:
         today = await quota.status(session, principal.user_id, now_ms())
     if today.remaining == 0:
         raise quota.AiQuotaExceeded(today.limit, today.resets_at, now_ms())
-    await quota.charge_burst(ctx.limiter, principal.user_id)
+    # The day's count first, then the burst, in one unit of work: requests racing for the last
+    # message are told ai_quota_exceeded by the count (never rate_limited by the burst), and a
+    # burst refusal rolls the count back.
     async with ctx.transaction() as uow:
         found = await quota.consume(uow, principal.user_id)
+        await quota.charge_burst(ctx.limiter, principal.user_id)
     return AiQuotaRead(
         limit=found.limit, used=found.used, remaining=found.remaining, resets_at=found.resets_at
     )

@@ -31,7 +31,8 @@ class AiQuotaExceeded(RateLimited):
 
 async def charge_burst(limiter: RateLimiter, user_id: int) -> None:
     """The per-minute burst limit (shared across processes when the limiter is Redis's); call
-    it before `consume`, outside the unit of work."""
+    it after `consume`, in the same unit of work, so that a refusal here rolls the count back
+    and a request at the day's quota is told ai_quota_exceeded, not rate_limited."""
     usage = await limiter.hit(f"ai:burst:{user_id}", BURST_PER_MIN, 60)
     if not usage.allowed:
         raise RateLimited(
