@@ -10,10 +10,12 @@ import asyncio
 import contextlib
 import functools
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
+
+from papertrade.kit.fairgate import FairGate
 
 
 class CpuPool:
@@ -22,6 +24,12 @@ class CpuPool:
     def __init__(self, processes: int):
         self.processes = processes
         self._pool: ProcessPoolExecutor | None = None
+        self.gate = FairGate(processes)  # one process per user at a time, turns in fair order
+
+    async def run_for(self, user: Hashable, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` in a process of the pool once `user` has a turn at one."""
+        async with self.gate.turn(user):
+            return await self.run(function, *args)
 
     async def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """`function(*args, **kwargs)` in a process of the pool."""

@@ -22,6 +22,7 @@ class JobRun:
     ctx: AppContext
     _write_progress: ProgressWriter = field(repr=False)
     _cpu: CpuPool | None = field(default=None, repr=False)
+    _sandbox: CpuPool | None = field(default=None, repr=False)
 
     async def progress(self, done: float, text: str = "") -> None:
         """Record how far the job got (0 to 1) and a short note, for whoever watches the jobs
@@ -34,3 +35,14 @@ class JobRun:
         if self._cpu is None:  # a run made outside the job engine (a test of the body)
             return await asyncio.to_thread(functools.partial(function, *args))
         return await self._cpu.run(function, *args)
+
+    async def compute_for(
+        self, user: int, function: Callable[..., Any], *args: Any, sandboxed: bool = False
+    ) -> Any:
+        """compute() on behalf of `user`, who gets one process at a time and a fair turn
+        (kit/fairgate.py); `sandboxed` work (a Python strategy, whose process may take its whole
+        time limit) has a pool of its own, so it never holds the others' work."""
+        pool = self._sandbox if sandboxed else self._cpu
+        if pool is None:  # a run made outside the job engine (a test of the body)
+            return await asyncio.to_thread(functools.partial(function, *args))
+        return await pool.run_for(user, function, *args)

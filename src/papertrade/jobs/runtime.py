@@ -49,6 +49,7 @@ class Jobs:
         self.recorder = JobRecorder(ctx.db, self.worker)
         self.broker, self._retries = build_broker(settings, self.recorder)
         self.cpu = CpuPool(settings.jobs_cpu_processes)
+        self.sandbox = CpuPool(settings.jobs_sandbox_processes)  # Python strategies' backtests
         # Embedded, a job runs where it was enqueued; scaled out, whoever consumes takes it.
         self.consumes = consume if consume is not None else settings.jobs_in_process
         self._arguments: dict[str, inspect.Signature] = {}
@@ -109,6 +110,7 @@ class Jobs:
                 self.ctx,
                 self.recorder.progress,
                 self.cpu,
+                self.sandbox,
             )
             return await function(run, *args, **kwargs)
 
@@ -173,6 +175,7 @@ class Jobs:
         await self.broker.shutdown()
         await self._retries.shutdown()
         await self.cpu.close()
+        await self.sandbox.close()
 
     def _scheduler(self, sources: list[ScheduleSource], name: str) -> asyncio.Task[None]:
         scheduler = TaskiqScheduler(self.broker, sources)

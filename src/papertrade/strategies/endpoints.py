@@ -1,5 +1,6 @@
 """/v1/strategies: strategies, versions, self-backtests (and their legacy twins)."""
 
+import asyncio
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -8,12 +9,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.v1 import Caller, Ctx, MaybeCaller, Writer
 from papertrade.context import AppContext
+from papertrade.errors import ServiceUnavailable
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit.ids import ID_MAX, Id
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio, Strategy, StrategyBacktest
 from papertrade.strategies import backtests, deployments, drift, service
 from papertrade.strategies.jobs import BACKTEST
+from papertrade.strategies.sandbox import isolation
 from papertrade.strategies.schemas import (
     BacktestCreate,
     BacktestDetail,
@@ -146,6 +149,7 @@ async def start_backtest(
             await tier_limits.check_backtest_period(
                 uow.session, principal.user_id, now_ms(), body.start
             )
+        await _may_run(ctx, uow.session, strategy)
         version = await service.version(
             uow.session, strategy, body.version or strategy.latest_version
         )
@@ -154,6 +158,26 @@ async def start_backtest(
             uow, backtests.plan(strategy, version, body, ctx.market, fees, now_ms())
         )
     return await _enqueue(ctx, request, row)
+
+
+async def _may_run(ctx: Ctx, session: AsyncSession, strategy: Strategy) -> None:
+    """A backtest needs a free place among the owner's backtests at once, and a Python one a
+    machine that can isolate it (strategies/sandbox/isolation.py)."""
+    await sandbox_ready(strategy)
+    await tier_limits.check_backtests_at_once(
+        session, strategy.user_id, now_ms(), enforced=ctx.settings.tiers_enforced
+    )
+
+
+async def sandbox_ready(strategy: Strategy) -> None:
+    if strategy.kind != "python":
+        return
+    refused = await asyncio.to_thread(isolation.status)
+    if refused:
+        raise ServiceUnavailable(
+            f"Python strategies cannot run on this server: {refused}.",
+            code="python_sandbox_unavailable",
+        )
 
 
 async def _enqueue(ctx: Ctx, request: Request, row: StrategyBacktest) -> BacktestRead:
@@ -203,6 +227,7 @@ async def deploy(
     async with ctx.transaction() as uow:
         strategy = await service.get_owned(uow.session, principal, strategy_id)
         await _writable(ctx, uow.session, strategy)
+        await sandbox_ready(strategy)
         version = await service.version(
             uow.session, strategy, body.version or strategy.latest_version
         )
@@ -237,6 +262,7 @@ async def drift_report(
         version = await service.version(uow.session, strategy, deployment.version)
         portfolio = await uow.session.get(Portfolio, deployment.portfolio_id)
         assert portfolio is not None  # a deployment's portfolio row is kept (soft delete)
+        await _may_run(ctx, uow.session, strategy)
         first = await drift.first_bar(uow.session, deployment.id)
         row = await backtests.create(
             uow, drift.plan(strategy, version, deployment, portfolio, first)

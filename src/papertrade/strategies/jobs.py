@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,7 +15,7 @@ from papertrade.jobs.run import JobRun
 from papertrade.kit.time import now_ms
 from papertrade.models import Strategy, StrategyBacktest, StrategyDeployment, StrategyVersion
 from papertrade.strategies import candles, drift, live, pycheck
-from papertrade.strategies.backtest import report
+from papertrade.strategies.backtest import funding, report
 from papertrade.strategies.backtest.simulate import Costs, simulate, simulate_orders
 from papertrade.strategies.bars import Bars
 from papertrade.strategies.dsl import ast
@@ -24,9 +25,12 @@ from papertrade.strategies.sandbox import runner as sandbox
 from papertrade.trading.fees import FeeSchedule
 
 
-def compute(kind: str, source: str, bars: Bars, costs: Costs) -> dict[str, Any]:
+def compute(
+    kind: str, source: str, bars: Bars, costs: Costs, cpu_s: int = sandbox.CPU_S
+) -> dict[str, Any]:
     """The CPU part (runs in a pool process): parse, simulate, report. A Python strategy runs
-    in a sandboxed process of its own (strategies/sandbox), which hands back its orders."""
+    in a sandboxed process of its own (strategies/sandbox), fed bar by bar; the orders it asks
+    for are all that comes back, and the simulation here makes the fills and the result."""
     if kind == "dsl":
         return report.build(simulate(parse(source), bars, costs), bars, costs)
     settings = pycheck.check(source).settings
@@ -36,12 +40,10 @@ def compute(kind: str, source: str, bars: Bars, costs: Costs) -> dict[str, Any]:
         stop_loss_pct=settings.get("stop_loss_pct"),
         take_profit_pct=settings.get("take_profit_pct"),
     )
-    columns = {
-        name: bars.column(name).tolist() for name in ("open", "high", "low", "close", "volume")
-    }
-    columns["time"] = bars.time.tolist()
+    columns = {name: bars.column(name) for name in ("open", "high", "low", "close", "volume")}
+    columns["time"] = bars.time.astype(np.float64)
     try:
-        intents = sandbox.run(source, columns)
+        intents = sandbox.run(source, columns, cpu_s=cpu_s)
     except sandbox.SandboxError as exc:
         raise ValueError(f"the strategy failed: {exc}") from None
     orders = [(i.bar, i.kind, i.size, i.sl, i.tp, i.limit) for i in intents]
@@ -154,7 +156,7 @@ async def _run(
     assert ctx.market is not None
     instrument = ctx.market.instruments()[symbol]
     try:
-        history = await ctx.market.funding_history(symbol, start_ms, end_ms, 1000)
+        history = await funding.in_period(ctx.market, symbol, start_ms, end_ms)
     except Exception:  # a feed without funding history: stated in the result (0 events)
         history = []
     costs = Costs(
@@ -166,8 +168,17 @@ async def _run(
         trade_from=costs.trade_from,
     )
     await progress(0.5, f"simulating {len(klines)} bars")
-    result: dict[str, Any] = await run.compute(
-        compute, kind, source, Bars.from_klines(klines), costs
+    # One pool process per user at a time, in fair turns; Python in a pool of its own.
+    cpu_s = ctx.settings.strategy_backtest_cpu_s
+    result: dict[str, Any] = await run.compute_for(
+        owner.user_id,
+        compute,
+        kind,
+        source,
+        Bars.from_klines(klines),
+        costs,
+        cpu_s,
+        sandboxed=kind == "python",
     )
     return result
 

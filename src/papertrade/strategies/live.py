@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
+import numpy as np
 from sqlalchemy import or_, select
 
 from papertrade.context import AppContext
@@ -268,10 +269,8 @@ async def _python_orders(running: Running, bars: Bars, limit_s: float) -> list[W
     """Run the strategy over the recent bars in its sandbox (a process of its own: this thread
     only waits for it, at most `limit_s` seconds) and take the orders it asked for on the newest
     one."""
-    columns = {
-        name: bars.column(name).tolist() for name in ("open", "high", "low", "close", "volume")
-    }
-    columns["time"] = bars.time.tolist()
+    columns = {name: bars.column(name) for name in ("open", "high", "low", "close", "volume")}
+    columns["time"] = bars.time.astype(np.float64)
     intents = await asyncio.to_thread(
         sandbox.run, running.source, columns, cpu_s=PYTHON_CPU_S, wall_s=limit_s
     )

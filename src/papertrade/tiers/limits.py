@@ -9,9 +9,21 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, aliased
 
-from papertrade.errors import Forbidden
-from papertrade.models import CopyRelation, Membership, Portfolio, Strategy, User, WebhookToken
-from papertrade.tiers.table import FREE, TIERS, Tier, next_up
+from papertrade.errors import Conflict, Forbidden
+from papertrade.models import (
+    CopyRelation,
+    Membership,
+    Portfolio,
+    Strategy,
+    StrategyBacktest,
+    User,
+    WebhookToken,
+)
+from papertrade.tiers.table import ELITE, FREE, TIERS, Tier, next_up
+
+# A backtest still "queued" or "running" this long after it was asked for was lost with its
+# process (a crash): it no longer counts against its owner.
+BACKTEST_STALE_MS = 3_600_000
 
 
 class TierLimit(Forbidden):
@@ -233,6 +245,31 @@ async def check_backtest_period(session: AsyncSession, user_id: int, now: int, s
     if start < earliest:
         raise _refuse(
             tier, "backtest_history_days", "days of backtest history", tier.backtest_history_days
+        )
+
+
+async def check_backtests_at_once(
+    session: AsyncSession, user_id: int, now: int, *, enforced: bool
+) -> None:
+    """Refuse a backtest past the user's backtests queued or running at once (the tier's, or
+    elite's when tiers are not enforced), with the user's row locked so that two requests at
+    once are counted one after the other."""
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    tier = await tier_of(session, user_id, now) if enforced else ELITE
+    count = await session.scalar(
+        select(func.count(StrategyBacktest.id))
+        .join(Strategy, Strategy.id == StrategyBacktest.strategy_id)
+        .where(
+            Strategy.user_id == user_id,
+            StrategyBacktest.status.in_(("queued", "running")),
+            StrategyBacktest.created_at > now - BACKTEST_STALE_MS,
+        )
+    )
+    if (count or 0) >= tier.backtests_at_once:
+        raise Conflict(
+            f"You have {count} backtests queued or running; the {tier.name} tier runs "
+            f"{tier.backtests_at_once} at once. Ask again when one has finished.",
+            code="too_many_backtests",
         )
 
 

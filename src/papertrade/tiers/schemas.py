@@ -23,6 +23,7 @@ class TierRead(Schema):
     fapi_weight_per_min: int
     fapi_orders_per_10s: int
     fapi_orders_per_min: int
+    backtests_at_once: int
 
 
 class MyTierRead(Schema):

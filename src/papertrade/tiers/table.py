@@ -28,14 +28,36 @@ class Tier:
     fapi_weight_per_min: int
     fapi_orders_per_10s: int
     fapi_orders_per_min: int
+    # Backtests one user may have queued or running at once (beyond B9: fair use of the
+    # workers; docs/strategies.md "Fair use").
+    backtests_at_once: int
 
 
 # B9 proposes 60 REST requests a minute for free; that is one a second, so a bot polling its
 # position every second had no room left for its orders. B9's numbers are proposals: free gets
 # 300 (5 a second), pro 1200 (the service-wide default before tiers), elite B9's 3000.
-FREE = Tier("free", Decimal(0), 2, 3, False, 90, 1, 10, 300, 1, 10, False, 10, 600, 1200, 100, 400)
+FREE = Tier(
+    "free", Decimal(0), 2, 3, False, 90, 1, 10, 300, 1, 10, False, 10, 600, 1200, 100, 400, 2
+)
 PRO = Tier(
-    "pro", Decimal(15), 10, 25, True, 730, 10, 60, 1200, 10, 300, True, 100, 1200, 2400, 300, 1200
+    "pro",
+    Decimal(15),
+    10,
+    25,
+    True,
+    730,
+    10,
+    60,
+    1200,
+    10,
+    300,
+    True,
+    100,
+    1200,
+    2400,
+    300,
+    1200,
+    4,
 )
 ELITE = Tier(
     "elite",
@@ -55,6 +77,7 @@ ELITE = Tier(
     2400,
     300,
     1200,
+    8,
 )
 TIERS = {tier.name: tier for tier in (FREE, PRO, ELITE)}
 ORDER = ("free", "pro", "elite")

@@ -1,17 +1,19 @@
-"""The sandboxed process that runs one Python strategy over bars (`python -m …sandbox.child`).
+"""The sandboxed process that runs one Python strategy, bar by bar (`python -m …sandbox.child`).
 
-Order matters: read the whole request from stdin, import everything the strategy may use, then
-lock the process down — resource limits (CPU seconds, address space, no new files, no child
-processes) and a seccomp filter that makes every syscall touching files, the network, other
-processes or program execution fail with EPERM — and only then compile and run the user's code,
-with a reduced set of builtins and an import that hands out the allowed modules only. The
-result is written to stdout as one JSON line; whatever the strategy prints is captured (capped).
-The OS layer is the boundary: the Python-level restrictions only make mistakes fail early.
+It is started by runner.py inside its own namespaces, as a user id of its own (isolation.py).
+Order matters: read the header, import everything the strategy may use, then lock the process
+down — niceness, resource limits (CPU seconds, address space, no new files, no child processes)
+and an allow-list seccomp filter: every syscall outside the few the bar loop needs fails with
+EPERM — and only then compile and run the user's code, with reduced builtins and an import that
+hands out the allowed modules only. The OS layers are the boundary; the Python-level checks only
+make mistakes fail early.
+
+Bars arrive one at a time (protocol.py): the process holds the bars it has reached and nothing
+later, and the orders it answers for a bar are all the server takes from it.
 """
 
 import builtins
 import collections
-import contextlib
 import functools
 import io
 import itertools
@@ -19,6 +21,7 @@ import json
 import math
 import os
 import resource
+import signal
 import statistics
 import sys
 from typing import Any
@@ -26,7 +29,8 @@ from typing import Any
 import numpy as np
 import pyseccomp as seccomp  # type: ignore[import-untyped]
 
-from papertrade.strategies import indicators, pycheck
+from papertrade.strategies import pycheck
+from papertrade.strategies.sandbox import protocol
 
 ALLOWED_MODULES = {
     "math": math,
@@ -40,22 +44,20 @@ REMOVED_BUILTINS = (
     "getattr", "setattr", "delattr", "memoryview", "help", "exit", "quit", "copyright",
     "credits", "license",
 )  # fmt: skip
-DENIED_SYSCALLS = (
-    "open", "openat", "openat2", "creat", "open_by_handle_at", "name_to_handle_at",
-    "stat", "lstat", "newfstatat", "statx", "access", "faccessat", "faccessat2",
-    "readlink", "readlinkat", "getdents", "getdents64", "chdir", "fchdir", "chroot",
-    "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat", "renameat2",
-    "link", "linkat", "symlink", "symlinkat", "chmod", "fchmod", "fchmodat", "chown",
-    "fchown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "memfd_create",
-    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto",
-    "sendmsg", "sendmmsg", "recvfrom", "recvmsg", "recvmmsg", "shutdown",
-    "execve", "execveat", "fork", "vfork", "clone", "clone3", "kill", "ptrace",
-    "process_vm_readv", "process_vm_writev", "pidfd_open", "pidfd_getfd", "unshare", "setns",
-    "mount", "umount2", "pivot_root", "bpf", "perf_event_open", "userfaultfd",
-    "io_uring_setup", "init_module", "finit_module", "personality", "setuid", "setgid",
+# What the bar loop needs once locked down: its pipes, memory, the clock, and how a process
+# ends. Everything else (files, sockets, processes, signals, identities, scheduling, limits,
+# namespaces, the kernel's own interfaces) fails with EPERM: a default-deny list, not a ban list.
+ALLOWED_SYSCALLS = (
+    "read", "write", "readv", "writev", "close",
+    "brk", "mmap", "munmap", "mremap", "madvise", "mprotect",
+    "futex", "rt_sigreturn", "rt_sigprocmask", "sigaltstack", "restart_syscall",
+    "clock_gettime", "clock_getres", "gettimeofday", "time", "getrusage", "times",
+    "getpid", "gettid", "sched_yield", "getrandom",
+    "exit", "exit_group",
 )  # fmt: skip
+NICENESS = 10  # below every server process; the filter refuses setpriority, so it stays
 MAX_PRINTED = 64_000  # characters of print() output kept
-MAX_INTENTS_PER_BAR = 4
+MAX_ORDERS_PER_BAR = 4
 
 
 class Refused(Exception):
@@ -78,7 +80,16 @@ def _import(
     return module
 
 
+def _out_of_cpu(signum: int, frame: Any) -> None:
+    raise Refused("CPU time limit exceeded")
+
+
 def lock_down(cpu_s: int, memory_mb: int) -> None:
+    # The soft CPU limit raises in the strategy's code (as PID 1 of its namespace the process
+    # would ignore an unhandled SIGXCPU); the hard one, a second later, is SIGKILL.
+    signal.signal(signal.SIGXCPU, _out_of_cpu)
+    os.setpriority(os.PRIO_PROCESS, 0, NICENESS)
+    resource.setrlimit(resource.RLIMIT_NICE, (0, 0))  # may never lower its niceness again
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
     memory = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -86,17 +97,48 @@ def lock_down(cpu_s: int, memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    denied = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-    for name in DENIED_SYSCALLS:
-        # EPERM, so Python raises PermissionError; a name this architecture lacks is skipped
-        with contextlib.suppress(RuntimeError, ValueError, OSError):
-            denied.add_rule(seccomp.ERRNO(1), name)
-    denied.load()
+    allowed = seccomp.SyscallFilter(defaction=seccomp.ERRNO(1))  # EPERM: PermissionError
+    for name in ALLOWED_SYSCALLS:
+        try:
+            allowed.add_rule(seccomp.ALLOW, name)
+        except (RuntimeError, ValueError, OSError):
+            continue  # a name this architecture lacks (e.g. `time` on arm64)
+    allowed.load()  # libseccomp sets no_new_privs first
+
+
+class Pipe:
+    """The process's side of the protocol: fd 0 in, a private copy of fd 1 out."""
+
+    def __init__(self) -> None:
+        self.incoming = 0
+        self.out = os.dup(1)
+
+    def read(self, size: int) -> bytes:
+        data = os.read(self.incoming, size)
+        while len(data) < size:
+            more = os.read(self.incoming, size - len(data))
+            if not more:
+                return data
+            data += more
+        return data
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.out, view) :]
+
+    def ask_indicator(self, spec: list[Any]) -> np.ndarray[Any, Any]:
+        self.send(protocol.frame(protocol.INDICATOR, json.dumps(spec).encode()))
+        (count,) = protocol.COUNT.unpack(self.read(protocol.COUNT.size))
+        if count < 0:
+            (size,) = protocol.LENGTH.unpack(self.read(protocol.LENGTH.size))
+            raise Refused(self.read(size).decode(errors="replace"))
+        return np.frombuffer(self.read(count * 8), dtype=np.float64)
 
 
 class Series:
     """An indicator as the strategy sees it: [-1] is the current bar, [-2] the one before;
-    later bars do not exist yet."""
+    later bars have not arrived."""
 
     def __init__(self, values: np.ndarray[Any, Any], clock: "Clock"):
         self._values, self._clock = values, clock
@@ -127,26 +169,33 @@ class Position:
 
 
 class Context:
-    """`ctx` of init() and next(): bars, indicators, the strategy's own position, orders."""
+    """`ctx` of init() and next(): the bar, indicators, the strategy's own position, orders."""
 
-    def __init__(self, columns: dict[str, np.ndarray[Any, Any]], params: dict[str, Any]):
-        self._columns, self.params = columns, params
+    def __init__(self, pipe: Pipe, bars: int, params: dict[str, Any]):
+        self._pipe, self._bars, self.params = pipe, bars, params
         self._clock = Clock()
         self.bar = Bar()
         self.position = Position()
-        self.intents: list[list[Any]] = []
+        self.orders: list[list[Any]] = []  # this bar's
+        self._indicators: dict[tuple[Any, ...], Series] = {}
+        self._columns: list[np.ndarray[Any, Any]] = []  # filled up to the current bar
+        self._format = protocol.bar_format(0)
         self._pending: tuple[str, float | None, float | None, float | None] | None = None
 
     def indicator(self, name: str, *args: float, source: str = "close") -> Series:
-        columns = self._columns
-        numbers = [int(a) for a in args]
-        if name == "atr":
-            values = indicators.atr(columns["high"], columns["low"], columns["close"], *numbers)
-        elif name in ("sma", "ema", "rsi", "highest", "lowest", "change_pct"):
-            values = getattr(indicators, name)(columns[source], *numbers)
-        else:
-            raise Refused(f"unknown indicator {name!r}")
-        return Series(values, self._clock)
+        key = (name, *args, source)
+        known = self._indicators.get(key)
+        if known is not None:
+            return known
+        if len(self._columns) >= protocol.MAX_INDICATORS:
+            raise Refused(f"at most {protocol.MAX_INDICATORS} indicators")
+        so_far = self._pipe.ask_indicator([name, list(args), source])
+        values = np.full(self._bars, math.nan)
+        values[: len(so_far)] = so_far
+        self._columns.append(values)
+        self._format = protocol.bar_format(len(self._columns))
+        series = self._indicators[key] = Series(values, self._clock)
+        return series
 
     def crossover(self, a: Series, b: Series) -> bool:
         return bool(a[-1] > b[-1] and a[-2] <= b[-2])
@@ -166,13 +215,10 @@ class Context:
                 isinstance(price, int | float) and math.isfinite(price) and price > 0
             ):
                 raise Refused(f"{name} is a price: a positive number")
-        this_bar = sum(
-            1 for intent in self.intents[-MAX_INTENTS_PER_BAR:] if intent[0] == self._clock.bar
-        )
-        if this_bar >= MAX_INTENTS_PER_BAR:
-            raise Refused(f"at most {MAX_INTENTS_PER_BAR} orders a bar")
+        if len(self.orders) >= MAX_ORDERS_PER_BAR:
+            raise Refused(f"at most {MAX_ORDERS_PER_BAR} orders a bar")
         stop, target, at = (None if p is None else float(p) for p in (sl, tp, limit))
-        self.intents.append([self._clock.bar, kind, float(size), stop, target, at])
+        self.orders.append([kind, float(size), stop, target, at])
         self._pending = (kind, stop, target, at)
 
     def buy(
@@ -198,15 +244,18 @@ class Context:
     def close(self, fraction: float = 1.0) -> None:
         self._order("close", 1.0)
 
-    def _advance(self, index: int) -> None:
-        """Move to bar `index`; what the previous bar asked fills at this bar's open (a limit
-        only if this bar reaches it), then this bar's range may hit the stop or the target —
-        the same rules the backtest kernel applies, so ctx.position follows what it does."""
+    def _arrive(self, index: int, frame: bytes) -> None:
+        """Bar `index` has arrived: what the previous bar asked fills at its open (a limit only
+        if this bar reaches it), then its range may hit the stop or the target — the rules the
+        backtest kernel applies, so ctx.position follows what it does."""
+        values = self._format.unpack(frame)
         self._clock.bar = index
-        columns, bar = self._columns, self.bar
-        bar.open, bar.high, bar.low = (float(columns[k][index]) for k in ("open", "high", "low"))
-        bar.close, bar.volume = float(columns["close"][index]), float(columns["volume"][index])
-        bar.ts = int(columns["time"][index])
+        bar = self.bar
+        bar.ts, bar.open, bar.high, bar.low, bar.close, bar.volume = values[:6]
+        bar.ts = int(bar.ts)
+        for column, value in zip(self._columns, values[6:], strict=True):
+            column[index] = value
+        self.orders = []
         position = self.position
         if self._pending is not None:
             kind, sl, tp, limit = self._pending
@@ -261,48 +310,90 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
-def run(request: dict[str, Any]) -> dict[str, Any]:
+def run(pipe: Pipe, request: dict[str, Any], printed: CappedText) -> None:
     source = request["source"]
-    pycheck.check(source)  # again, in here: the saved source is never trusted blindly
-    columns = {k: np.asarray(v, dtype=np.float64) for k, v in request["bars"].items()}
-    params = dict(request.get("params") or {})
-    printed = CappedText()
-    safe_builtins = {k: v for k, v in vars(builtins).items() if k not in REMOVED_BUILTINS}
-    safe_builtins["__import__"] = _import
-    safe_builtins["print"] = functools.partial(print, file=printed)
+    checks = request.get("checks", True)  # off only in the tests of the OS layer alone
+    if checks:
+        pycheck.check(source)  # again, in here: the saved source is never trusted blindly
     code = compile(source, "<strategy>", "exec")
-    lock_down(int(request.get("cpu_s", 10)), int(request.get("memory_mb", 768)))
-    namespace: dict[str, Any] = {"__builtins__": safe_builtins, "__name__": "strategy"}
+    strategy_builtins = dict(vars(builtins))
+    if checks:
+        strategy_builtins = {
+            k: v for k, v in strategy_builtins.items() if k not in REMOVED_BUILTINS
+        }
+        strategy_builtins["__import__"] = _import
+    strategy_builtins["print"] = functools.partial(print, file=printed)
+    lock_down(int(request["cpu_s"]), int(request["memory_mb"]))
+    namespace: dict[str, Any] = {"__builtins__": strategy_builtins, "__name__": "strategy"}
     exec(code, namespace)
     strategy = namespace["Strategy"]()
-    strategy.params = {**getattr(strategy, "params", {}), **params}
-    ctx = Context(columns, strategy.params)
+    strategy.params = {**getattr(strategy, "params", {}), **(request.get("params") or {})}
+    bars = int(request["bars"])
+    ctx = Context(pipe, bars, strategy.params)
     ctx.exit_pcts = (
         _number(getattr(strategy, "stop_loss_pct", None)),
         _number(getattr(strategy, "take_profit_pct", None)),
     )
-    ctx._advance(0)
-    strategy.init(ctx)
-    for index in range(len(columns["close"])):
-        ctx._advance(index)
+    done = protocol.DONE
+    for index in range(bars):
+        frame = pipe.read(ctx._format.size)
+        if len(frame) < ctx._format.size:
+            raise Refused("the server stopped sending bars")
+        ctx._arrive(index, frame)
+        if index == 0:
+            strategy.init(ctx)
         strategy.next(ctx)
-    return {"ok": True, "intents": ctx.intents, "printed": printed.getvalue()[-2000:]}
+        if ctx.orders:
+            pipe.send(protocol.frame(protocol.ORDERS, json.dumps(ctx.orders).encode()))
+        else:
+            pipe.send(done)
+
+
+def probe() -> dict[str, Any]:
+    """What isolation.py checks before any strategy runs: the process is alone in its PID
+    namespace, holds no capability, maps a single user id, and the filter refuses a syscall
+    that is not on the list."""
+    with open("/proc/self/status") as status:
+        fields = dict(line.split(":", 1) for line in status.read().splitlines() if ":" in line)
+    with open("/proc/self/uid_map") as uid_map:
+        mapped = uid_map.read().split()
+    pid, uid = os.getpid(), os.getuid()
+    lock_down(2, 256)
+    try:
+        os.getcwd()  # not on the allow-list
+        filtered = False
+    except PermissionError:
+        filtered = True
+    return {
+        "ok": True,
+        "pid": pid,
+        "uid": uid,
+        "capabilities": fields["CapEff"].strip(),
+        "uid_map": mapped,
+        "filtered": filtered,
+    }
 
 
 def main() -> None:
-    raw = sys.stdin.buffer.read()
-    sys.stdin.close()
-    out = os.fdopen(os.dup(1), "w")  # the result's channel; fd 1 itself is the user's no more
+    pipe = Pipe()
+    (size,) = protocol.LENGTH.unpack(pipe.read(protocol.LENGTH.size))
+    request = json.loads(pipe.read(size))
+    printed = CappedText()
     try:
-        result = run(json.loads(raw))
+        if request.get("probe"):
+            result: dict[str, Any] = probe()
+        else:
+            run(pipe, request, printed)
+            result = {"ok": True}
     except MemoryError:
         result = {"ok": False, "error": "memory limit exceeded"}
     except RecursionError:
         result = {"ok": False, "error": "recursion too deep"}
     except BaseException as exc:  # whatever the strategy raised is its error, reported
         result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:1000]}
-    out.write(json.dumps(result))
-    out.flush()
+    result["printed"] = printed.getvalue()[-2000:]
+    pipe.send(protocol.frame(protocol.RESULT, json.dumps(result).encode()))
+    sys.exit(0)
 
 
 if __name__ == "__main__":
