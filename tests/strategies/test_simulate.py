@@ -182,3 +182,16 @@ def test_python_sl_and_tp_prices_and_the_stop_first_when_a_bar_touches_both() ->
     # a stop on the wrong side of the entry price is refused, like the live order would be
     wrong = simulate_orders(program, up, costs, [(1, "long", 0.01, 101.0, None, None)])
     assert wrong.trades == [] and "must be below" in wrong.refusals[0].reason
+
+
+def test_funding_at_or_after_the_periods_exclusive_end_is_not_charged() -> None:
+    # Five 1m bars: the period is [0, 5 min). A settlement at 5 min, the exclusive end, is the
+    # next period's (it was charged to the last bar); one inside the last bar is charged.
+    data = bars([100] * 5, [100, 101, 100, 100, 100])
+    program = parse("when close > 100 then buy 2 qty")
+    inside = (3 * MINUTE + 1, Decimal("0.001"))
+    for late in (5 * MINUTE, 5 * MINUTE + 1, 8 * MINUTE):
+        costs = Costs(Decimal(1000), NO_FEES, funding=(inside, (late, Decimal("0.001"))))
+        outcome = simulate(program, data, costs)
+        assert outcome.funding_paid == Decimal("0.2"), late  # the settlement inside only
+        assert outcome.final_equity == Decimal("999.8"), late

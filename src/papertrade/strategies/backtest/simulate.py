@@ -34,8 +34,9 @@ ASSUMPTIONS = {
     "(taker) order; nothing uses a bar before it has closed (no look-ahead).",
     "fees": "Every fill pays the taker fee rate on its notional, except a limit entry that fills "
     "at its limit inside the bar (a resting order: the maker rate).",
-    "funding": "Charged at every funding time on the position open then, at that bar's close, "
-    "with the feed's funding rate (0 when the feed has no funding history).",
+    "funding": "Charged at every funding time inside the period [start, end) on the position "
+    "open then, at that bar's close, with the feed's funding rate (0 when the feed has no "
+    "funding history).",
     "stops": "stop_loss / take_profit / trailing_stop (and a Python order's sl / tp prices) are "
     "checked on each bar's low and high from the fill bar on; the order of prices inside a bar "
     "is unknown, so when one bar touches both the stop is assumed first (the pessimistic "
@@ -369,9 +370,13 @@ def _credit_funding(
     if not costs.funding or len(bars) == 0:
         return total
     times = bars.time
+    # The candles' period ends where the last bar does (one bar's length after its open): a
+    # settlement at or after that end, the period's exclusive end included, is not the
+    # backtest's to pay.
+    end = int(times[-1]) + int(np.min(np.diff(times))) if len(bars) > 1 else int(times[-1]) + 1
     for funding_time, rate in costs.funding:
         bar = int(np.searchsorted(times, funding_time, side="right")) - 1
-        if bar < 0 or bar >= len(bars):
+        if bar < 0 or funding_time >= end:
             continue
         state = int(np.searchsorted(starts, bar, side="right")) - 1
         if state == 0:
