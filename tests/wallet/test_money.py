@@ -1,8 +1,12 @@
 """Money invariants over random sequences (hypothesis) and payments racing on one wallet.
 
-Every wallet equals the sum of its ledger and is never negative, and money is conserved:
-wallets + portfolios + what tier payments took (net of refunds) = portfolios' deposits +
-recharges, after any sequence of recharges, tier changes and transfers, failed ones included.
+Issue 30: the two currencies never mix. Over any sequence of recharges and operator credits
+(money from outside), free top-ups, transfers (both directions asked: out of a portfolio is
+always refused), tier purchases and refunds, paid subscriptions (subscribe, cancel, renew) and
+copy-trading settlements across three users, after **every** step: the sum of all wallets plus
+the platform's revenue (tier payments less refunds) equals what came in from outside; the
+portfolios hold exactly their paper (deposits, top-ups, what wallets moved in; settlements move
+it between portfolios); every wallet equals its ledger and is never negative.
 """
 
 import asyncio
@@ -14,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from papertrade.accounts import service as accounts
 from papertrade.auth.principal import Principal
 from papertrade.config import Settings
 from papertrade.context import AppContext
@@ -35,22 +40,29 @@ from tests.conftest import User as Member
 from tests.fakes.trongrid import FakeTronGrid
 from tests.wallet.conftest import balance, fund
 
+PEOPLE = 3
 AMOUNTS = st.decimals(min_value=Decimal("0.000001"), max_value=Decimal(60), places=6)
 PNL = st.decimals(min_value=Decimal(-50), max_value=Decimal(500), places=6)
+WHO = st.integers(0, PEOPLE - 1)
+OTHER = st.integers(1, PEOPLE - 1)  # added to `who`: always someone else
 STEPS = st.lists(
     st.one_of(
-        st.tuples(st.just("recharge"), st.integers(0, 1), AMOUNTS),
-        st.tuples(st.just("tier"), st.integers(0, 1), st.sampled_from(["free", "pro", "elite"])),
-        st.tuples(st.just("to_portfolio"), st.integers(0, 1), AMOUNTS),
-        st.tuples(st.just("from_portfolio"), st.integers(0, 1), AMOUNTS),
-        st.tuples(st.just("subscribe"), st.integers(0, 1), st.just(None)),
-        st.tuples(st.just("cancel"), st.integers(0, 1), st.just(None)),
-        st.tuples(st.just("renew"), st.integers(0, 1), st.just(None)),
-        st.tuples(st.just("settle"), st.integers(0, 1), PNL),
+        st.tuples(st.just("recharge"), WHO, OTHER, AMOUNTS),
+        st.tuples(st.just("operator_credit"), WHO, OTHER, AMOUNTS),
+        st.tuples(st.just("top_up"), WHO, OTHER, AMOUNTS),
+        st.tuples(st.just("tier"), WHO, OTHER, st.sampled_from(["free", "pro", "elite"])),
+        st.tuples(st.just("to_portfolio"), WHO, OTHER, AMOUNTS),
+        st.tuples(st.just("from_portfolio"), WHO, OTHER, AMOUNTS),
+        st.tuples(st.just("subscribe"), WHO, OTHER, st.just(None)),
+        st.tuples(st.just("cancel"), WHO, OTHER, st.just(None)),
+        st.tuples(st.just("renew"), WHO, OTHER, st.just(None)),
+        st.tuples(st.just("settle"), WHO, OTHER, PNL),
     ),
-    max_size=14,
+    max_size=16,
 )
 SUBSCRIPTION_PRICE = Decimal(7)
+INITIAL = Decimal(100)
+FROM_OUTSIDE = ("recharge", "operator_credit")
 
 
 async def _sum(ctx: AppContext, column: object, *where: object) -> Decimal:
@@ -59,12 +71,65 @@ async def _sum(ctx: AppContext, column: object, *where: object) -> Decimal:
     return total if total is not None else Decimal(0)
 
 
-async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> None:
+async def _check(
+    ctx: AppContext, user_ids: list[int], portfolio_ids: list[int], outside: Decimal, paper: Decimal
+) -> None:
+    """The invariants, after one step."""
+    mine = WalletEntry.wallet_id.in_(select(Wallet.id).where(Wallet.user_id.in_(user_ids)))
+    async with ctx.db.reader() as session:
+        for wallet in await session.scalars(select(Wallet).where(Wallet.user_id.in_(user_ids))):
+            assert wallet.balance >= 0
+            assert wallet.balance == await wallets.ledger_balance(session, wallet.id)
+    in_wallets = await _sum(ctx, Wallet.balance, Wallet.user_id.in_(user_ids))
+    tier_money = await _sum(
+        ctx,
+        WalletEntry.amount,
+        mine,
+        WalletEntry.kind.in_([LedgerKind.TIER_PAYMENT.value, LedgerKind.TIER_REFUND.value]),
+    )
+    platform_revenue = -tier_money
+    assert in_wallets + platform_revenue == outside  # real money: only what came from outside
+    kinds = set(await _kinds(ctx, mine))  # nothing from a portfolio ever reached a wallet
+    assert kinds <= {
+        "recharge",
+        "operator_credit",
+        "tier_payment",
+        "tier_refund",
+        "subscription",
+        "wallet_transfer",
+    }
+    moved_in = -await _sum(
+        ctx, WalletEntry.amount, mine, WalletEntry.kind == LedgerKind.WALLET_TRANSFER.value
+    )
+    assert (
+        await _sum(
+            ctx,
+            WalletEntry.amount,
+            mine,
+            WalletEntry.kind == "wallet_transfer",
+            WalletEntry.amount > 0,
+        )
+        == 0
+    )
+    in_portfolios = await _sum(ctx, Portfolio.balance, Portfolio.id.in_(portfolio_ids))
+    assert in_portfolios == paper + moved_in  # paper: deposits and top-ups, and what moved in
+    for portfolio_id in portfolio_ids:
+        held = await _sum(ctx, Portfolio.balance, Portfolio.id == portfolio_id)
+        assert await _sum(ctx, LedgerEntry.amount, LedgerEntry.portfolio_id == portfolio_id) == held
+
+
+async def _kinds(ctx: AppContext, where: object) -> list[str]:
+    async with ctx.db.reader() as session:
+        rows = await session.scalars(select(WalletEntry.kind).where(where).distinct())  # type: ignore[arg-type]
+        return list(rows.all())
+
+
+async def _run(db_settings: Settings, steps: list[tuple[str, int, int, object]]) -> None:
     ctx = AppContext.build(db_settings)
     try:
         people: list[tuple[int, int]] = []
         async with ctx.transaction() as uow:
-            for _ in range(2):
+            for _ in range(PEOPLE):
                 user = User(email=f"{uuid.uuid4().hex}@example.com", password_hash="x")
                 uow.session.add(user)
                 await uow.session.flush()
@@ -73,7 +138,7 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                     user.id,
                     name="p",
                     description="",
-                    initial_balance=Decimal(100),
+                    initial_balance=INITIAL,
                     visibility="public",
                     maker_fee_rate=Decimal(0),
                     taker_fee_rate=Decimal(0),
@@ -85,22 +150,36 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                 await subscriptions.set_price(uow, owner, portfolio_id, SUBSCRIPTION_PRICE)
         user_ids = [u for u, _ in people]
         portfolio_ids = [p for _, p in people]
-        recharged = Decimal(0)
-        for kind, who, value in steps:
+        outside = Decimal(0)
+        paper = INITIAL * PEOPLE
+        await _check(ctx, user_ids, portfolio_ids, outside, paper)
+        for kind, who, shift, value in steps:
             user_id, portfolio_id = people[who]
+            other = people[(who + shift) % PEOPLE]
             principal = Principal(kind="session", user_id=user_id, credential_id=0)
             try:
                 async with ctx.transaction() as uow:
-                    if kind == "recharge":
+                    if kind in FROM_OUTSIDE:
                         assert isinstance(value, Decimal)
-                        await wallets.credit(uow, user_id, LedgerKind.RECHARGE, value, actor="t")
+                        credit = (
+                            LedgerKind.RECHARGE
+                            if kind == "recharge"
+                            else (LedgerKind.OPERATOR_CREDIT)
+                        )
+                        await wallets.credit(uow, user_id, credit, value, actor="t")
+                    elif kind == "top_up":
+                        assert isinstance(value, Decimal)
+                        portfolio = await portfolios.get_owned(
+                            uow.session, principal, portfolio_id, for_update=True
+                        )
+                        accounts.top_up(uow, portfolio, value)
                     elif kind == "tier":
                         await tiers.change(uow, user_id, str(value))
                     elif kind in ("subscribe", "cancel", "renew"):
-                        await _subscription_step(uow, principal, kind, portfolio_ids[1 - who])
+                        await _subscription_step(uow, principal, kind, other[1])
                     elif kind == "settle":
                         assert isinstance(value, Decimal)
-                        await _settle(uow, people[who], people[1 - who], value)
+                        await _settle(uow, people[who], other, value)
                     else:
                         assert isinstance(value, Decimal)
                         await wallets.transfer(
@@ -111,35 +190,20 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
                             value,
                             to_portfolio=kind == "to_portfolio",
                         )
-            except PapertradeError:
-                continue  # refused (insufficient funds, unchanged tier): nothing may change
-            if kind == "recharge":
-                assert isinstance(value, Decimal)
-                recharged += value
-        async with ctx.db.reader() as session:
-            for wallet in await session.scalars(select(Wallet).where(Wallet.user_id.in_(user_ids))):
-                assert wallet.balance >= 0
-                assert wallet.balance == await wallets.ledger_balance(session, wallet.id)
-        in_wallets = await _sum(ctx, Wallet.balance, Wallet.user_id.in_(user_ids))
-        in_portfolios = await _sum(ctx, Portfolio.balance, Portfolio.id.in_(portfolio_ids))
-        for portfolio_id in portfolio_ids:
-            assert await _sum(
-                ctx, LedgerEntry.amount, LedgerEntry.portfolio_id == portfolio_id
-            ) == (await _sum(ctx, Portfolio.balance, Portfolio.id == portfolio_id))
-        subscribers_paid = await _sum(
-            ctx,
-            WalletEntry.amount,
-            WalletEntry.wallet_id.in_(select(Wallet.id).where(Wallet.user_id.in_(user_ids))),
-            WalletEntry.kind == LedgerKind.SUBSCRIPTION.value,
-        )
-        assert subscribers_paid == 0  # wallet to wallet: what one pays the other gets
-        tier_money = await _sum(
-            ctx,
-            WalletEntry.amount,
-            WalletEntry.wallet_id.in_(select(Wallet.id).where(Wallet.user_id.in_(user_ids))),
-            WalletEntry.kind.in_([LedgerKind.TIER_PAYMENT.value, LedgerKind.TIER_REFUND.value]),
-        )
-        assert in_wallets + in_portfolios - tier_money == Decimal(200) + recharged
+            except PapertradeError as refused:
+                # refused (insufficient funds, unchanged tier…): nothing may change
+                outcome = refused.code
+            else:
+                outcome = "done"
+                if kind in FROM_OUTSIDE:
+                    assert isinstance(value, Decimal)
+                    outside += value
+                elif kind == "top_up":
+                    assert isinstance(value, Decimal)
+                    paper += value
+            if kind == "from_portfolio":  # out of a portfolio is always refused
+                assert outcome == "portfolio_money_is_paper"
+            await _check(ctx, user_ids, portfolio_ids, outside, paper)
     finally:
         await ctx.close()
 
@@ -147,7 +211,7 @@ async def _run(db_settings: Settings, steps: list[tuple[str, int, object]]) -> N
 async def _subscription_step(
     uow: AsyncWork, principal: Principal, kind: str, portfolio_id: int
 ) -> None:
-    """Subscribe (paid) to the other's portfolio, cancel, or renew a period that has run out
+    """Subscribe (paid) to another's portfolio, cancel, or renew a period that has run out
     (its end moved to now: what the renewal job finds 30 days later)."""
     if kind == "subscribe":
         body = SubscribeBody(portfolio_id=portfolio_id, tier="paid")
@@ -168,7 +232,7 @@ async def _settle(
     uow: AsyncWork, follower: tuple[int, int], leader: tuple[int, int], pnl: Decimal
 ) -> None:
     """A copy relation whose copied trades made `pnl`, settled: the revenue share leaves the
-    follower's portfolio for the leader's wallet."""
+    follower's portfolio for the leader's (paper; never a wallet)."""
     relation = CopyRelation(
         leader_portfolio_id=leader[1],
         leader_user_id=leader[0],
@@ -189,7 +253,7 @@ async def _settle(
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=STEPS)
 def test_money_is_conserved_over_random_sequences(
-    wapp: FastAPI, wallet_settings: Settings, steps: list[tuple[str, int, object]]
+    wapp: FastAPI, wallet_settings: Settings, steps: list[tuple[str, int, int, object]]
 ) -> None:
     asyncio.run(_run(wallet_settings, steps))
 
