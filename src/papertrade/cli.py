@@ -33,6 +33,7 @@ def _serve(args: argparse.Namespace) -> None:
         )
     settings.var_dir.mkdir(parents=True, exist_ok=True)
     settings.resolved_secret_key()  # generated here, once, before any worker starts
+    _say_sandbox()
     options = {
         "app": "papertrade.app:create_app",
         "factory": True,
@@ -51,6 +52,17 @@ def _serve(args: argparse.Namespace) -> None:
         workers.run(options, args.workers)
     else:
         uvicorn.run(**options, workers=args.workers)
+
+
+def _say_sandbox() -> None:
+    """Whether this machine can isolate Python strategies, said at start (docs/strategies.md);
+    a refusal is logged as a warning by isolation.status itself."""
+    from papertrade.strategies.sandbox import isolation
+
+    if not isolation.status():
+        logging.getLogger("papertrade.strategies.sandbox").info(
+            "Python strategies run isolated: own namespaces and uid, allow-list seccomp filter"
+        )
 
 
 def _db_upgrade(_args: argparse.Namespace) -> None:

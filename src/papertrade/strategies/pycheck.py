@@ -32,6 +32,19 @@ class PythonSummary:
 
 def check(source: str) -> PythonSummary:
     try:
+        return _check(source)
+    except (RecursionError, MemoryError):
+        # CPython's parser recurses on long chains (a + a + …, a.b.c…, ---1): name the longest
+        # line, where such a chain is
+        lines = source.splitlines() or [""]
+        longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+        raise PythonSourceError(
+            longest + 1, 1, "this expression nests too deeply; split it into smaller steps"
+        ) from None
+
+
+def _check(source: str) -> PythonSummary:
+    try:
         tree = ast.parse(source, mode="exec")
     except SyntaxError as exc:
         raise PythonSourceError(exc.lineno or 1, exc.offset or 1, exc.msg) from None

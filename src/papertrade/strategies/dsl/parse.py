@@ -107,12 +107,33 @@ def parse(source: str) -> ast.Program:
         raise DslError(exc.line, exc.column, f"unexpected {char!r}, expected {expected}") from None
     except UnexpectedInput as exc:  # any other lark complaint still has a place
         raise DslError(exc.line, exc.column, str(exc).splitlines()[0]) from None
+    _refuse_deep(tree)
     try:
         return _Build(source).build(tree)
     except VisitError as exc:  # a check inside the transformer: lark wraps what it raised
         if isinstance(exc.orig_exc, DslError):
             raise exc.orig_exc from None
         raise
+
+
+MAX_DEPTH = 60  # levels of nesting of one rule's tree (parentheses, operators, calls)
+
+
+def _refuse_deep(tree: Tree[Token]) -> None:
+    """Refuse a tree deeper than MAX_DEPTH before anything recursive walks it (building the
+    AST, evaluating): `- - - … close` or `close + close + …` thousands long would exhaust the
+    stack. Walked with a stack of its own."""
+    pending: list[tuple[Tree[Token], int]] = [(tree, 1)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            line, column = _position(node)
+            raise DslError(
+                line,
+                column,
+                f"this rule nests more than {MAX_DEPTH} levels deep; split it into smaller rules",
+            )
+        pending.extend((child, depth + 1) for child in node.children if isinstance(child, Tree))
 
 
 class _Build(Transformer[Token, Any]):
