@@ -3,9 +3,13 @@ database, rate limits per process), revocation still reaches every process, WebS
 are told to resynchronise, and /healthz says Redis is down."""
 
 import asyncio
+import contextlib
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from papertrade.kit import ratelimit
 from tests.conftest import bearer, client_for, make_settings, running_app, sign_up
 from tests.faults.helpers import redis_server
 from tests.faults.proxy import TcpProxy
@@ -13,6 +17,17 @@ from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
 from tests.ws.conftest import fresh_database
 from tests.ws.helpers import socket
+
+
+@contextlib.contextmanager
+def held_clock() -> Iterator[None]:
+    """The rate limiter's clock held at now (windows are fixed: 00:00–00:59, …)."""
+    now = time.time()
+    ratelimit.clock = lambda: now
+    try:
+        yield
+    finally:
+        ratelimit.clock = time.time
 
 
 async def test_requests_revocation_and_websockets_survive_a_redis_crash(tmp_path: Path) -> None:
@@ -63,11 +78,15 @@ async def test_requests_revocation_and_websockets_survive_a_redis_crash(tmp_path
                 assert health.status_code == 200
                 assert (health.json()["redis"], health.json()["status"]) == ("down", "degraded")
 
-                # Budgets fall back to this process's own: the limit still holds.
-                answers = [
-                    (await on_one.get("/v1/portfolios/my", headers=bearer(budgeted))).status_code
-                    for _ in range(6)
-                ]
+                # Budgets fall back to this process's own: the limit still holds. The clock
+                # stands still for the count: six requests must not straddle a window's end.
+                with held_clock():
+                    answers = [
+                        (
+                            await on_one.get("/v1/portfolios/my", headers=bearer(budgeted))
+                        ).status_code
+                        for _ in range(6)
+                    ]
                 assert answers == [200] * 5 + [429]
 
                 # A new WebSocket connection is authenticated from the database.
