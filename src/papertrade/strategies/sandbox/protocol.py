@@ -20,7 +20,7 @@ BAR_FIELDS = ("time", "open", "high", "low", "close", "volume")
 LENGTH = struct.Struct("<I")
 COUNT = struct.Struct("<i")
 MAX_FRAME = 1 << 20  # bytes of one JSON frame either way
-MAX_INDICATORS = 32  # indicator columns one run may ask for
+MAX_INDICATORS = 32  # indicator columns one run may ask for (a bar frame stays under PIPE_BUF)
 
 DONE = b"."  # this bar: no orders
 ORDERS = b"I"  # this bar: these orders

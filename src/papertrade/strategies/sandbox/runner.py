@@ -158,25 +158,39 @@ class _Run:
 
     def drive(self, header: bytes) -> list[Intent]:
         self.send(protocol.LENGTH.pack(len(header)) + header)
+        try:
+            intents = self.bars()
+        except BrokenPipeError:
+            raise _Ended from None
+        assert self.child.stdin is not None
+        with contextlib.suppress(OSError):
+            self.child.stdin.close()  # EOF: the run is over
+        if self.take(1) != protocol.RESULT:
+            raise _broke("no result after the last bar")
+        _failed(self.payload())
+        return intents
+
+    def bars(self) -> list[Intent]:
+        """Hand over each bar and take its answer. The hot loop: a bar frame is at most
+        PIPE_BUF bytes, so one write sends it whole, and the usual answer is one byte."""
         intents: list[Intent] = []
-        bars = len(self.table)
-        index = 0
         row = self.table.data.cast("B")
         width = self.table.shape[1] * 8
-        read, answer = os.read, self.from_child
-        while index < bars:
-            self.send(row[index * width : (index + 1) * width])
-            if not self.buffer:  # the usual answer, one byte: no orders
+        read, write, answer, to_child = os.read, os.write, self.from_child, self.to_child
+        done = protocol.DONE
+        for index in range(len(self.table)):
+            write(to_child, row[index * width : (index + 1) * width])
+            if not self.buffer:
                 chunk = read(answer, 1 << 16)
-                if chunk == protocol.DONE:
-                    index += 1
+                if chunk == done:
                     continue
-                self.buffer = chunk
                 if not chunk:
                     raise _Ended
+                self.received += len(chunk)
+                self.buffer = chunk
             while True:  # its answer for this bar, after any indicator it asks for
                 tag = self.take(1)
-                if tag == protocol.DONE:
+                if tag == done:
                     break
                 if tag == protocol.ORDERS:
                     intents.extend(_orders(index, self.payload()))
@@ -190,12 +204,6 @@ class _Run:
                     _failed(self.payload())
                     raise _broke("it ended before the last bar")
                 raise _broke(f"unexpected {tag[:1]!r}")
-            index += 1
-        with contextlib.suppress(OSError):
-            os.close(self.to_child)  # EOF: the run is over
-        if self.take(1) != protocol.RESULT:
-            raise _broke("no result after the last bar")
-        _failed(self.payload())
         return intents
 
     def send(self, data: bytes | memoryview) -> None:
