@@ -11,7 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from papertrade.kit.time import now_ms
+from papertrade.strategies.sandbox import isolation
 from papertrade.strategies.sandbox.runner import SandboxError, run
+from tests.conftest import User
 
 N = 40
 CLOSES = [1000.0 + i + 0.125 for i in range(N)]  # exact in binary; in no other column
@@ -23,6 +26,17 @@ BARS: dict[str, list[float]] = {
     "close": CLOSES,
     "volume": [1.0] * N,
 }
+CROSS = """
+class Strategy:
+    symbol = "BTCUSDT"
+    timeframe = "1m"
+
+    def init(self, ctx):
+        self.fast = ctx.indicator("sma", 3)
+
+    def next(self, ctx):
+        pass
+"""
 x86_64 = pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 syscall numbers")
 
 # Each is run in init() as `result = <expression>`; -1 (or an exception) is a refusal.
@@ -251,3 +265,43 @@ def test_a_strategy_that_swallows_its_cpu_limit_is_still_stopped() -> None:
 def test_sleeping_is_refused_and_the_wall_clock_still_holds() -> None:
     with pytest.raises(SandboxError, match=r"PermissionError|time limit"):
         run(unchecked("import time; time.sleep(5)"), BARS, wall_s=30, python_checks=False)
+
+
+@pytest.fixture
+def machine_without_unshare(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]"
+) -> Iterator[None]:
+    """A machine whose PATH has no util-linux: the check runs again and refuses."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(isolation, "_status", None)
+    yield
+    monkeypatch.undo()
+    isolation._status = None  # checked again, on this machine, by the next run
+
+
+def test_a_machine_that_cannot_isolate_refuses_python_strategies(
+    machine_without_unshare: None,
+) -> None:
+    assert "unshare" in isolation.status()
+    with pytest.raises(SandboxError, match="unavailable on this server: util-linux"):
+        run(CROSS, BARS)
+
+
+async def test_the_api_refuses_python_backtests_and_deployments_there(
+    user: User, machine_without_unshare: None
+) -> None:
+    made = await user.post("/v1/strategies", json={"kind": "python", "name": "p", "source": CROSS})
+    assert made.status_code == 201, made.text  # saving reads the source, runs nothing
+    sid = made.json()["id"]
+    end = now_ms() // 60_000 * 60_000
+    backtest = await user.post(
+        f"/v1/strategies/{sid}/backtests", json={"start": end - 86_400_000, "end": end}
+    )
+    assert backtest.status_code == 503, backtest.text
+    assert backtest.json()["error"] == "python_sandbox_unavailable"
+    assert "unshare" in backtest.json()["msg"]
+    portfolio = await user.portfolio()
+    deployed = await user.post(
+        f"/v1/strategies/{sid}/deployments", json={"portfolio_id": portfolio["id"]}
+    )
+    assert deployed.status_code == 503, deployed.text

@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 from papertrade.strategies.sandbox import protocol
@@ -36,7 +37,9 @@ UID_BASE = 1_500_000_000  # fresh uids are drawn above this, far from any accoun
 UID_SPAN = 100_000_000
 NAMESPACES = ("--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts")
 PROBE_TIMEOUT_S = 20.0
+RECHECK_S = 60.0  # a refusal is checked again after this long (a probe may time out under load)
 _status: str | None = None  # "" once checked and sound, else why not
+_checked_at = 0.0
 _status_lock = threading.Lock()
 
 
@@ -58,12 +61,14 @@ def command() -> list[str]:
 
 def status() -> str:
     """'' when every layer holds on this machine, else the reason Python strategies are
-    refused. Checked once per process (a run of about a tenth of a second), then remembered."""
-    global _status
+    refused. Checked once per process (a run of about a tenth of a second) and remembered; a
+    refusal is checked again a minute later."""
+    global _status, _checked_at
     with _status_lock:
-        if _status is None:
-            _status = _check()
-            if _status:
+        stale = bool(_status) and time.monotonic() - _checked_at > RECHECK_S
+        if _status is None or stale:
+            was, _status, _checked_at = _status, _check(), time.monotonic()
+            if _status and _status != was:
                 log.warning("Python strategies are refused on this machine: %s", _status)
         return _status
 

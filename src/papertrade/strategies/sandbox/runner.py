@@ -128,29 +128,36 @@ class _Run:
         self.buffer = b""
         self.received = 0
         self.expired = False
+        self.reaping = threading.Lock()  # the deadline's kill never races the reaping
 
     def expire(self) -> None:
         self.expired = True
         self.kill()
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.child.pid, signal.SIGKILL)
+        """SIGKILL to the run's process group, unless it was reaped (its id may be reused)."""
+        with self.reaping:
+            if self.child.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.child.pid, signal.SIGKILL)
 
     def reap(self) -> float:
-        """Wait for the process; the CPU seconds it used (its launcher's children included:
-        the launcher's exit status does not say how the strategy's process died)."""
-        try:
-            _, status, usage = os.wait4(self.child.pid, 0)
-        except ChildProcessError:
-            return 0.0
-        self.child.returncode = os.waitstatus_to_exitcode(status)
-        return float(usage.ru_utime + usage.ru_stime)
+        """Wait for the launcher; the CPU seconds used (its children's included: the
+        launcher's exit status does not say how the strategy's process died)."""
+        with self.reaping:
+            if self.child.returncode is not None:
+                return 0.0
+            try:
+                _, status, usage = os.wait4(self.child.pid, 0)
+            except ChildProcessError:
+                self.child.returncode = -1
+                return 0.0
+            self.child.returncode = os.waitstatus_to_exitcode(status)
+            return float(usage.ru_utime + usage.ru_stime)
 
     def stop(self) -> None:
-        if self.child.poll() is None:
-            self.kill()
-        self.child.wait()
+        self.kill()
+        self.reap()
         for pipe in (self.child.stdin, self.child.stdout):
             if pipe is not None:
                 with contextlib.suppress(OSError):
