@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     replay_path: Path | None = None
     replay_speed: float = 1.0
     stale_after_ms: int = 15_000
+    # A Binance stream connected but silent this long is alarmed (/healthz "silent", one log).
+    binance_silent_after_ms: int = 5000
     maker_fee_rate: str = "0.0002"
     taker_fee_rate: str = "0.0005"
     default_leverage: int = 20

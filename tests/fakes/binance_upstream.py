@@ -2,7 +2,10 @@
 
 REST (Starlette under uvicorn) answers ping, time, exchangeInfo, premiumIndex, ticker/24hr, klines
 and fundingRate in Binance's shapes; a `websockets` server on a second port speaks the combined
-stream protocol (`/stream?streams=...` with `{"stream": ..., "data": ...}` frames). The test steers
+stream protocol on Binance's routed paths only (`/market/stream?streams=...` for market streams,
+`/public/stream?streams=...` for book data, `{"stream": ..., "data": ...}` frames). As Binance
+since 2026-04-23, the unrouted root (`/stream?streams=...`, `/ws/...`) accepts the connection and
+then stays silent. The test steers
 it: push marks or last prices, drop every connection, stall (accept but stay silent), send garbage
 frames, make REST paths fail with a status code.
 """
@@ -88,7 +91,9 @@ class FakeBinanceUpstream:
         self.stalled = False
         self.connect_count = 0
         self.stream_paths: list[str] = []
-        self._clients: set[ServerConnection] = set()
+        self.root_paths: list[str] = []  # connections on the retired unrouted root (silent)
+        self._clients: set[ServerConnection] = set()  # on /market (where marks are sent)
+        self._public: set[ServerConnection] = set()  # on /public (book data: nothing here)
         self._http: uvicorn.Server | None = None
         self._http_task: asyncio.Task[None] | None = None
         self._ws: Server | None = None
@@ -204,16 +209,25 @@ class FakeBinanceUpstream:
 
     async def _on_connect(self, client: ServerConnection) -> None:
         path = client.request.path if client.request else ""
-        if not path.startswith("/stream?streams="):
-            await client.close(1008, "use /stream?streams=")
+        route, _, rest = path.lstrip("/").partition("/")
+        if route not in ("market", "public"):
+            if path.startswith(("/stream?streams=", "/ws/")):
+                self.root_paths.append(path)  # acknowledged, never fed (Binance since 2026-04)
+                await client.wait_closed()
+            else:
+                await client.close(1008, "use /market or /public")
+            return
+        if not rest.startswith(("stream?streams=", "ws/")):
+            await client.close(1008, "use /<route>/stream?streams= or /<route>/ws/")
             return
         self.connect_count += 1
         self.stream_paths.append(path)
-        self._clients.add(client)
+        clients = self._clients if route == "market" else self._public
+        clients.add(client)
         try:
             await client.wait_closed()
         finally:
-            self._clients.discard(client)
+            clients.discard(client)
 
     async def _auto_push(self) -> None:
         assert self.auto_push_ms

@@ -1,13 +1,22 @@
 """The Binance feed against a fake upstream: instruments, live marks, failures and recovery."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
+from papertrade.faults.health import _market as health_market
 from papertrade.kit.time import now_ms
-from papertrade.market.binance import BinanceFeed, binance_reachable, rest_base, stream_url
+from papertrade.market.binance import (
+    BinanceFeed,
+    binance_reachable,
+    rest_base,
+    stream_url,
+    stream_urls,
+)
 from papertrade.market.catalogue import DEFAULT_BRACKETS, catalogue
 from papertrade.market.errors import UpstreamError
 from papertrade.market.feed import StaleMarket, UnknownSymbol
@@ -199,8 +208,77 @@ async def test_reachability(binance_upstream: FakeBinanceUpstream) -> None:
 def test_url_forms() -> None:
     assert rest_base("https://fapi.binance.com/fapi/v1/") == "https://fapi.binance.com"
     url = stream_url("wss://fstream.binance.com", ["!markPrice@arr@1s", "!miniTicker@arr"])
-    assert url == "wss://fstream.binance.com/stream?streams=!markPrice@arr@1s/!miniTicker@arr"
-    assert stream_url("ws://h/stream", ["a"]) == "ws://h/stream?streams=a"
+    # Binance's routed host (2026): market streams under /market, book data under /public.
+    assert (
+        url == "wss://fstream.binance.com/market/stream?streams=!markPrice@arr@1s/!miniTicker@arr"
+    )
+    assert stream_url("ws://h/stream", ["a"]) == "ws://h/market/stream?streams=a"  # legacy form
+    assert stream_url("ws://h/market", ["a"]) == "ws://h/market/stream?streams=a"
+    assert stream_url("ws://h/public/", ["btcusdt@depth"]) == (
+        "ws://h/public/stream?streams=btcusdt@depth"
+    )
+    assert stream_url("ws://h/x?streams=a", ["b"]) == "ws://h/x?streams=a"  # used as given
+    assert stream_urls("ws://h", ["!markPrice@arr@1s", "btcusdt@bookTicker", "a@depth5"]) == [
+        "ws://h/market/stream?streams=!markPrice@arr@1s",
+        "ws://h/public/stream?streams=btcusdt@bookTicker/a@depth5",
+    ]
+
+
+async def test_feed_uses_the_routed_market_path(binance_upstream: FakeBinanceUpstream) -> None:
+    """The fake serves only /market and /public (the old root is silent): the feed streams."""
+    async with running(binance_upstream) as feed:
+        assert binance_upstream.stream_paths == [
+            "/market/stream?streams=!markPrice@arr@1s/!miniTicker@arr"
+        ]
+        assert binance_upstream.root_paths == []
+        seen = collector(feed)
+        assert await binance_upstream.push_mark("BTCUSDT", "60001.5") == 1
+        await eventually(lambda: len(seen) == 1)
+        assert feed.status()["silent"] is False
+
+
+async def test_a_silent_stream_is_alarmed_once_and_reported(
+    binance_upstream: FakeBinanceUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Connected on the retired root (acknowledged, never fed): alarmed after silent_after_ms,
+    logged once, and stale (then reconnected) after stale_after_ms."""
+    root = binance_upstream.ws_url + "/stream?streams=!markPrice@arr@1s"
+    feed = BinanceFeed(
+        binance_upstream.rest_url,
+        root,
+        silent_after_ms=300,
+        stale_after_ms=60_000,
+        backoff_initial_s=0.05,
+    )
+    caplog.set_level("WARNING", logger="papertrade.market.binance")
+    await feed.start()
+    try:
+        await eventually(lambda: feed.status()["silent"] is True, within=3)
+        status = feed.status()
+        assert status["connected"] is True and "silent" in str(status["detail"])
+        assert binance_upstream.root_paths and binance_upstream.connect_count == 0
+        await asyncio.sleep(0.5)  # still silent: no second warning
+        alarms = [r for r in caplog.records if "SILENT" in r.getMessage()]
+        assert len(alarms) == 1 and status["silences"] == 1
+        ctx = SimpleNamespace(market=feed)  # what /healthz reads: "silent" (degraded)
+        assert health_market(ctx) == "silent"  # type: ignore[arg-type]
+    finally:
+        await feed.stop()
+
+
+async def test_silence_then_data_clears_the_alarm() -> None:
+    fake = FakeBinanceUpstream()
+    await fake.start()
+    try:
+        async with running(fake, silent_after_ms=200, stale_after_ms=60_000) as feed:
+            fake.stall()
+            await eventually(lambda: feed.status()["silent"] is True, within=3)
+            fake.stall(False)
+            await fake.push_mark("BTCUSDT", "60000")
+            await eventually(lambda: feed.status()["silent"] is False, within=3)
+            assert feed.status()["stale"] is False
+    finally:
+        await fake.stop()
 
 
 async def test_history_without_streaming_for_a_scale_out_follower(

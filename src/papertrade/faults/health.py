@@ -92,4 +92,6 @@ def _market(ctx: AppContext) -> str:
     status = ctx.market.status()
     if status.get("stale"):
         return "stale"
+    if status.get("silent"):  # connected, but nothing arrived for a few seconds
+        return "silent"
     return "ok"

@@ -38,6 +38,12 @@ logger = logging.getLogger(__name__)
 BINANCE_REST_URL = "https://fapi.binance.com"
 BINANCE_WS_URL = "wss://fstream.binance.com"
 DEFAULT_STREAMS = ("!markPrice@arr@1s", "!miniTicker@arr")
+# Binance's routed stream host (2026): book data under /public, user data under /private, every
+# other market stream under /market. The unrouted root acknowledges market-tier streams but never
+# sends them, so a feed on it connects and stays silent.
+ROUTES = ("public", "market", "private")
+PUBLIC_STREAM_MARKERS = ("@depth", "@bookticker", "!bookticker")
+DEFAULT_SILENT_AFTER_MS = 5000
 _CACHE_SIZE = 256
 _HISTORY_TTL_MS = 600_000  # a window that ended in the past does not change
 
@@ -51,14 +57,39 @@ def rest_base(url: str) -> str:
     return url
 
 
+def route_of(stream: str) -> str:
+    """The routed category Binance serves `stream` on: "public" for book data, else "market"."""
+    name = stream.lower()
+    return "public" if any(m in name for m in PUBLIC_STREAM_MARKERS) else "market"
+
+
 def stream_url(ws_url: str, streams: Sequence[str]) -> str:
-    """The combined-stream URL for `streams` (ws_url may already name /stream or /stream?...)."""
+    """The combined-stream URL for `streams` on Binance's routed paths.
+
+    `ws_url` is the host (`wss://fstream.binance.com`), the host with a route (`…/market`), or a
+    legacy `…/stream`; the route is chosen from the streams (all of one route: see stream_urls).
+    A URL that already names `streams=` is used as it is.
+    """
     url = ws_url.rstrip("/")
     if "streams=" in url:
         return url
-    if not url.endswith("/stream"):
-        url += "/stream"
-    return f"{url}?streams={'/'.join(streams)}"
+    url = url.removesuffix("/stream").rstrip("/")
+    if url.rsplit("/", 1)[-1] not in ROUTES:
+        url += "/" + (route_of(streams[0]) if streams else "market")
+    return f"{url}/stream?streams={'/'.join(streams)}"
+
+
+def stream_urls(ws_url: str, streams: Sequence[str]) -> list[str]:
+    """One combined-stream URL per route the streams need (one connection each), in order."""
+    if "streams=" in ws_url:
+        return [ws_url.rstrip("/")]
+    grouped: dict[str, list[str]] = {}
+    for stream in streams:
+        grouped.setdefault(route_of(stream), []).append(stream)
+    base = ws_url.rstrip("/").removesuffix("/stream").rstrip("/")
+    if base.rsplit("/", 1)[-1] in ROUTES:  # a route given explicitly carries every stream
+        return [stream_url(base, streams)]
+    return [stream_url(base, group) for group in grouped.values()]
 
 
 # The `timeout` parameters below are part of the agreed interface, hence the ASYNC109 waivers.
@@ -93,6 +124,7 @@ class BinanceFeed:
         ws_url: str = BINANCE_WS_URL,
         *,
         stale_after_ms: int = 15_000,
+        silent_after_ms: int = DEFAULT_SILENT_AFTER_MS,
         symbols: Iterable[str] | None = None,
         streams: Sequence[str] = DEFAULT_STREAMS,
         request_timeout_s: float = 10.0,
@@ -102,8 +134,11 @@ class BinanceFeed:
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self.rest_url = rest_base(rest_url)
-        self.stream_url = stream_url(ws_url, streams)
+        self.stream_urls = stream_urls(ws_url, streams)
+        self.stream_url = " + ".join(self.stream_urls)
         self.stale_after_ms = stale_after_ms
+        # Connected but without a usable frame for this long: alarmed (status, /healthz, log).
+        self.silent_after_ms = min(silent_after_ms, stale_after_ms)
         self._wanted = None if symbols is None else list(symbols)
         self._timeout = request_timeout_s
         self._backoff = (backoff_initial_s, backoff_max_s)
@@ -117,8 +152,10 @@ class BinanceFeed:
         ] = {}  # from the ticker stream; marks stand in until then
         self._cache: OrderedDict[tuple[object, ...], tuple[int, Any]] = OrderedDict()
         self._fanout = TickFanout()
-        self._task: asyncio.Task[None] | None = None
-        self._connected = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._open: set[str] = set()  # stream URLs whose socket is open
+        self._silent: set[str] = set()  # open but silent past silent_after_ms
+        self.silences = 0  # times a connected stream went silent (each logged once)
         self._last_update: int | None = None
         self._last_error = "not started"
         self.reconnects = 0
@@ -128,7 +165,7 @@ class BinanceFeed:
 
     async def start(self) -> None:
         """Load instruments and initial marks over REST, then open the stream (UpstreamError)."""
-        if self._task is not None:
+        if self._tasks:
             return
         if self._client is None:  # open_history() may have opened it already
             self._client = httpx.AsyncClient(base_url=self.rest_url, timeout=self._timeout)
@@ -148,17 +185,21 @@ class BinanceFeed:
             self._client = None
             raise
         self._last_update = self._clock() if self._quotes else None
-        self._task = asyncio.create_task(self._stream_forever(), name="binance-stream")
+        self._tasks = [
+            asyncio.create_task(self._stream_forever(url), name=f"binance-stream-{n}")
+            for n, url in enumerate(self.stream_urls)
+        ]
 
     async def stop(self) -> None:
         """Close the stream and the HTTP client."""
-        task, self._task = self._task, None
-        if task is not None:
-            await cancel_and_wait(task)
+        tasks, self._tasks = self._tasks, []
+        if tasks:
+            await cancel_and_wait(*tasks)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
-        self._connected = False
+        self._open.clear()
+        self._silent.clear()
 
     def on_tick(self, handler: TickHandler) -> None:
         """Register a coroutine called with every new quote."""
@@ -177,28 +218,45 @@ class BinanceFeed:
 
     # -- WebSocket ---------------------------------------------------------------------------------
 
-    async def _stream_forever(self) -> None:
+    @property
+    def _connected(self) -> bool:
+        return bool(self._tasks) and len(self._open) == len(self.stream_urls)
+
+    async def _stream_forever(self, url: str) -> None:
         attempt = 0
+        loop = asyncio.get_running_loop()
         while True:
+            opened = False
             try:
-                async with connect(
-                    self.stream_url, open_timeout=10, close_timeout=1, max_size=2**24
-                ) as ws:
-                    self._connected = True
+                async with connect(url, open_timeout=10, close_timeout=1, max_size=2**24) as ws:
+                    opened = True
+                    self._open.add(url)
                     self._last_error = ""
-                    logger.info("market stream connected: %s", self.stream_url)
+                    logger.info("market stream connected: %s", url)
+                    heard = loop.time()  # the last usable frame (garbage does not count)
                     while True:
-                        # Silence is a failure too (half-open TCP): reconnect instead of waiting.
-                        async with asyncio.timeout(self.stale_after_ms / 1000):
-                            raw = await ws.recv()
+                        quiet = loop.time() - heard
+                        # Silence is a failure too (half-open TCP, or a route Binance no longer
+                        # serves): alarm after silent_after_ms, reconnect after stale_after_ms.
+                        limit = self.stale_after_ms if url in self._silent else self.silent_after_ms
+                        try:
+                            async with asyncio.timeout(max(0.0, limit / 1000 - quiet)):
+                                raw = await ws.recv()
+                        except TimeoutError:
+                            if url in self._silent:
+                                raise
+                            self._alarm(url, int((loop.time() - heard) * 1000))
+                            continue
                         if await self._handle(raw):
+                            heard = loop.time()
                             attempt = 0
+                            self._recovered(url)
             except asyncio.CancelledError:
                 raise
             except TimeoutError:
                 self._last_error = (
                     f"no data for {self.stale_after_ms} ms"
-                    if self._connected
+                    if opened
                     else "connection attempt timed out"
                 )
             except (OSError, WebSocketException) as exc:
@@ -206,7 +264,7 @@ class BinanceFeed:
             except Exception as exc:
                 logger.exception("market stream failed unexpectedly")
                 self._last_error = f"{type(exc).__name__}: {exc}"
-            self._connected = False
+            self._open.discard(url)
             self.reconnects += 1
             initial, cap = self._backoff
             # Full jitter on a capped exponential backoff spreads reconnects after an outage.
@@ -216,6 +274,24 @@ class BinanceFeed:
                 "market stream lost (%s); reconnecting in %.2f s", self._last_error, delay
             )
             await asyncio.sleep(delay)
+
+    def _alarm(self, url: str, quiet_ms: int) -> None:
+        """A connected stream said nothing usable for silent_after_ms: say so, once."""
+        self._silent.add(url)
+        self.silences += 1
+        logger.warning(
+            "market stream connected but SILENT for %d ms: %s (is this Binance's routed path? "
+            "market streams are served under /market, book data under /public); prices are "
+            "going stale, reconnecting after %d ms",
+            quiet_ms,
+            url,
+            self.stale_after_ms,
+        )
+
+    def _recovered(self, url: str) -> None:
+        if url in self._silent:
+            self._silent.discard(url)
+            logger.warning("market stream speaks again: %s", url)
 
     async def _handle(self, raw: str | bytes) -> bool:
         """Apply one frame; True when it carried at least one usable update."""
@@ -382,7 +458,13 @@ class BinanceFeed:
         now = self._clock()
         quiet = None if self._last_update is None else now - self._last_update
         stale = quiet is None or quiet > self.stale_after_ms
-        state = "connected" if self._connected else f"disconnected ({self._last_error})"
+        silent = bool(self._silent)
+        if silent:
+            state = f"connected but silent ({', '.join(sorted(self._silent))})"
+        elif self._connected:
+            state = "connected"
+        else:
+            state = f"disconnected ({self._last_error})"
         age = "no data yet" if quiet is None else f"last update {quiet} ms ago"
         return feed_status(
             "binance",
@@ -390,7 +472,9 @@ class BinanceFeed:
             connected=self._connected,
             last_update=self._last_update,
             stale=stale,
+            silent=silent,
             detail=f"{self.stream_url} {state}, {age}, {len(self._instruments)} symbols",
             reconnects=self.reconnects,
             bad_frames=self.bad_frames,
+            silences=self.silences,
         )

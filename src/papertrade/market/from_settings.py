@@ -20,6 +20,7 @@ async def feed_from_settings(settings: Settings) -> MarketFeed:
         replay_path=settings.replay_path,
         replay_speed=settings.replay_speed,
         stale_after_ms=settings.stale_after_ms,
+        silent_after_ms=settings.binance_silent_after_ms,
     )
 
 

@@ -23,6 +23,7 @@ async def build_feed(
     replay_path: str | Path | None = None,
     replay_speed: float = 1.0,
     stale_after_ms: int = 15_000,
+    silent_after_ms: int = 5000,
     replay_loop: bool = False,
     probe_timeout_s: float = 3.0,
 ) -> MarketFeed:
@@ -50,7 +51,12 @@ async def build_feed(
             )
             source, explained = "sim", True
     if source == "binance":
-        return BinanceFeed(binance_rest_url, binance_ws_url, stale_after_ms=stale_after_ms)
+        return BinanceFeed(
+            binance_rest_url,
+            binance_ws_url,
+            stale_after_ms=stale_after_ms,
+            silent_after_ms=silent_after_ms,
+        )
     if source == "replay":
         path = Path(replay_path) if replay_path is not None else SAMPLE_PATH
         logger.warning("market data: REPLAYING recorded data from %s at %gx", path, replay_speed)
