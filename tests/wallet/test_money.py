@@ -4,7 +4,8 @@ Issue 30: the two currencies never mix. Over any sequence of recharges and opera
 (money from outside), free top-ups, transfers (both directions asked: out of a portfolio is
 always refused), tier purchases and refunds, paid subscriptions (subscribe, cancel, renew) and
 copy-trading settlements across three users, after **every** step: the sum of all wallets plus
-the platform's revenue (tier payments less refunds) equals what came in from outside; the
+the platform's revenue (tier payments less refunds), plus what wallets moved into portfolios
+(real money that became paper, one way), equals what came in from outside; the
 portfolios hold exactly their paper (deposits, top-ups, what wallets moved in; settlements move
 it between portfolios); every wallet equals its ledger and is never negative.
 """
@@ -88,7 +89,12 @@ async def _check(
         WalletEntry.kind.in_([LedgerKind.TIER_PAYMENT.value, LedgerKind.TIER_REFUND.value]),
     )
     platform_revenue = -tier_money
-    assert in_wallets + platform_revenue == outside  # real money: only what came from outside
+    # Real money that wallets moved into portfolios left the real currency for good (it is
+    # paper now, and nothing brings it back).
+    moved_in = -await _sum(
+        ctx, WalletEntry.amount, mine, WalletEntry.kind == LedgerKind.WALLET_TRANSFER.value
+    )
+    assert in_wallets + platform_revenue + moved_in == outside  # only what came from outside
     kinds = set(await _kinds(ctx, mine))  # nothing from a portfolio ever reached a wallet
     assert kinds <= {
         "recharge",
@@ -98,17 +104,9 @@ async def _check(
         "subscription",
         "wallet_transfer",
     }
-    moved_in = -await _sum(
-        ctx, WalletEntry.amount, mine, WalletEntry.kind == LedgerKind.WALLET_TRANSFER.value
-    )
+    positive = WalletEntry.amount > 0
     assert (
-        await _sum(
-            ctx,
-            WalletEntry.amount,
-            mine,
-            WalletEntry.kind == "wallet_transfer",
-            WalletEntry.amount > 0,
-        )
+        await _sum(ctx, WalletEntry.amount, mine, WalletEntry.kind == "wallet_transfer", positive)
         == 0
     )
     in_portfolios = await _sum(ctx, Portfolio.balance, Portfolio.id.in_(portfolio_ids))
