@@ -6,8 +6,9 @@ checked when the order it places is placed. Triggering places that order through
 `orders.service.place_all`, the one way orders are placed.
 """
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from decimal import Decimal
+from typing import Any, cast
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,9 +33,10 @@ from papertrade.conditional.views import conditional_data
 from papertrade.errors import NotFound
 from papertrade.kit.decimals import ZERO
 from papertrade.models import ConditionalOrder, Portfolio, Position
-from papertrade.orders import ids, workset
+from papertrade.orders import ids, origin, workset
 from papertrade.orders import service as order_service
 from papertrade.orders.commands import PlaceOrder
+from papertrade.orders.events import OrderEvent
 from papertrade.orders.pricing import Venue
 from papertrade.orders.record import OrderRecord
 from papertrade.portfolios import service as portfolio_service
@@ -360,11 +362,25 @@ def _trigger(
         else:
             reason = getattr(outcome, "message", str(outcome))
             _close(uow, row, ConditionalStatus.REJECTED, str(reason)[:200])
+    _say_who_placed(uow, placing)
     # Written now, so the one-cancels-other query below sees these rows closed.
     record.write_back(session, rows)
     for portfolio_id, symbol, position_side in sorted(flattened):
         cancel_closing(uow, session, portfolio_id, symbol, position_side)
     return rows
+
+
+def _say_who_placed(uow: SyncWork, placing: list[ConditionalRecord]) -> None:
+    """The events of the orders these conditional orders placed say so ("stop-loss"), so the
+    WebSocket, the toast and the inbox tell a triggered stop from the user's own order."""
+    placed = {row.actual_order_id: row for row in placing if row.actual_order_id is not None}
+    if not placed:
+        return
+    for event in uow.events:
+        if isinstance(event, OrderEvent) and event.order_id in placed:
+            row = placed[event.order_id]
+            data = cast(MutableMapping[str, Any], event.order)
+            origin.annotate(data, origin.of_conditional(row), row.id)
 
 
 async def place_in(

@@ -20,18 +20,30 @@ def _num(value: Any) -> str:
     return "?" if value is None else plain(Decimal(str(value)))
 
 
+# Who placed an order, as a sentence's subject (the others read "Your stop-loss").
+_WHO = {
+    "liquidation": "The liquidation engine",
+    "copy trading": "Copy trading",
+    "signal": "A signal",
+}
+
+
 def _order_filled(event: StoredEvent) -> Message:
     order = event.data
     side = str(order.get("side", "")).lower()
     verb = "Bought" if side == "buy" else "Sold"
     symbol = order.get("symbol", "")
+    # Who placed it when the user did not (orders/origin.py): a stop that fired says so.
+    placed_by = order.get("placed_by")
+    who = f"{_WHO.get(placed_by, f'Your {placed_by}')} {verb.lower()}" if placed_by else verb
     body = (
-        f"{verb} {_num(order.get('filled_quantity'))} {symbol} at "
+        f"{who} {_num(order.get('filled_quantity'))} {symbol} at "
         f"{_num(order.get('avg_price'))} ({str(order.get('type', '')).lower()} order "
         f"#{order.get('id')}), commission {money_text(Decimal(str(order.get('commission', 0))))}"
         " USDT."
     )
-    return Message(f"{symbol} {side} order filled", body, _keep(order, "id", "symbol", "side"))
+    title = f"{symbol} {placed_by} filled" if placed_by else f"{symbol} {side} order filled"
+    return Message(title, body, _keep(order, "id", "symbol", "side", "placed_by"))
 
 
 def _liquidated(event: StoredEvent) -> Message:

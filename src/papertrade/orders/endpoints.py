@@ -10,7 +10,7 @@ from papertrade.conditional import service as conditional_service
 from papertrade.conditional.schemas import read as conditional_read
 from papertrade.kit.ids import Id
 from papertrade.kit.responses import NativeJSONResponse
-from papertrade.orders import service
+from papertrade.orders import origin, service
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.preview import preview
 from papertrade.orders.pricing import Venue
@@ -28,6 +28,12 @@ from papertrade.trading.conditional import WorkingType
 from papertrade.trading.enums import Action, OrderType, PositionSide, Side, TimeInForce
 
 router = APIRouter(tags=["orders"])
+
+
+def _read(order: object, found: dict[int, tuple[str | None, int | None]]) -> OrderRead:
+    """An order as /v1 shows it, with who placed it (orders/origin.py)."""
+    read = OrderRead.model_validate(order)
+    return read.model_copy(update=origin.placed_fields(found, read.id))
 
 
 @router.post("/order", status_code=201, response_model=OrderPlaced)
@@ -127,7 +133,8 @@ async def get_order(order_id: Id, principal: Caller, ctx: Ctx) -> OrderRead:
     """One order of the caller's portfolios."""
     async with ctx.db.reader() as session:
         order, _ = await service.get_owned_order(session, principal, order_id)
-        return OrderRead.model_validate(order)
+        found = await origin.of_orders(session, [order])
+        return _read(order, found)
 
 
 @router.delete("/order/{order_id}", response_model=OrderRead)
@@ -154,5 +161,6 @@ async def list_orders(
         orders = await service.list_orders(
             session, portfolio_id, status=status, symbol=symbol, before_id=before_id, limit=limit
         )
-    rows = [OrderRead.model_validate(o) for o in orders]
+        found = await origin.of_orders(session, orders)
+    rows = [_read(o, found) for o in orders]
     return OrderPage(orders=rows, next_before_id=rows[-1].id if len(rows) == limit else None)

@@ -84,6 +84,14 @@ class OrderRead(Schema):
         validation_alias=AliasChoices("reason", "reject_reason"),
         description="Why it was rejected or expired, when it was.",
     )
+    placed_by: str | None = Field(
+        default=None,
+        description="Who placed it when the user did not: stop-loss, stop, take-profit, "
+        "trailing stop, liquidation, copy trading, strategy, signal.",
+    )
+    conditional_id: int | None = Field(
+        default=None, description="The conditional order that placed it, when one did."
+    )
     created_at: int
     updated_at: int
 

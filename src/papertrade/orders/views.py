@@ -4,6 +4,7 @@ from decimal import Decimal
 from typing import Any
 
 from papertrade.models import Position
+from papertrade.orders import origin
 from papertrade.orders.record import AnyOrder
 from papertrade.trading import position as position_math
 
@@ -25,6 +26,10 @@ def order_event_data(order: AnyOrder) -> dict[str, Any]:
         "filled_quantity": order.filled_quantity,
         "commission": order.commission,
         "client_order_id": order.client_order_id,
+        "source": order.source,
+        # Who placed it when the user did not (orders/origin.py); an order a conditional order
+        # placed is marked so by conditional.service when it triggers.
+        "placed_by": origin.by_source(order.source),
         "updated_at": order.updated_at,
     }
 

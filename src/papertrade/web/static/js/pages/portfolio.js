@@ -83,14 +83,15 @@ async function loadFast() {
 const curve = { points: [], latest: null };
 
 async function loadSlow() {
-  const [fills, points, history, ledger] = await Promise.all([
+  const [fills, points, history, ledger, ended] = await Promise.all([
     get(`${base}/fills?limit=100`),
     get(`${base}/equity-curve?limit=1000`),
     get(`/v1/order?portfolio_id=${id}&status=closed&limit=100`),
     get(`${base}/ledger?limit=200`),
+    get(`/v1/conditional-order?portfolio_id=${id}&status=closed&limit=100`),
   ]);
+  views.history(history.orders, ended.conditional_orders);
   views.fills(fills);
-  views.history(history.orders);
   views.ledger(ledger);
   chart.overlay({ fills });
   curve.points = points;
@@ -138,6 +139,21 @@ function applySignal(signal) {
   const rest = state.signals.filter((s) => s.id !== signal.id);
   state.signals = [signal, ...rest].sort((a, b) => b.id - a.id).slice(0, 50);
   views.signals(state.signals);
+}
+
+/** An order the user did not place themselves filled (a stop, a take-profit, the liquidation
+ * engine, copy trading, a strategy): say so, so a position never just vanishes. A stop whose
+ * order was refused says why. */
+const WHO = { liquidation: 'The liquidation engine', 'copy trading': 'Copy trading', signal: 'A signal' };
+function announce(message) {
+  const data = message.data || {};
+  if (message.type === 'order.filled' && data.placed_by) {
+    const verb = data.side === 'buy' ? 'bought' : 'sold';
+    const who = WHO[data.placed_by] || `Your ${data.placed_by}`;
+    toast(`${who} ${verb} ${qty(data.symbol, data.filled_quantity)} ${data.symbol} at ${price(data.symbol, data.avg_price)}.`, data.placed_by === 'liquidation' ? 'error' : 'info');
+  } else if (message.type === 'conditional.rejected') {
+    toast(`${data.symbol} ${String(data.type || '').replaceAll('_', ' ')} triggered but placed nothing: ${data.reason || 'refused'}.`, 'error');
+  }
 }
 
 const chart = setupChart(root);
@@ -287,6 +303,7 @@ live = connectLive([`portfolio:${id}`], (message) => {
     applyMarks(message.data);
   } else {
     if (message.type?.startsWith('signal.')) applySignal(message.data);
+    announce(message);
     onAccount();
   }
 }, (socket) => {

@@ -100,17 +100,64 @@ export function createViews(root) {
     }));
   }
 
-  /** Every order that no longer rests, with why it ended. */
-  function history(rows) {
-    fillTable($('#history-table', root), rows.map((o) => h('tr', { 'data-key': o.id, 'data-order-id': o.id },
+  /** Every order that no longer rests, with why it ended and who placed it (you, a stop, a
+   * take-profit, the liquidation engine, copy trading, a strategy, a signal); and the stops,
+   * take-profits and trailing stops that ended without placing one (cancelled, rejected,
+   * expired), with their reason. `stops`: the closed conditional orders. */
+  function history(rows, stops = []) {
+    const byId = new Map(stops.map((c) => [c.id, c]));
+    const ordered = rows.map((o) => ({ at: o.updated_at || o.created_at, id: o.id, row: orderRow(o, byId.get(o.conditional_id)) }));
+    for (const c of stops) {
+      if (c.status === 'triggered') continue; // its order's row says so
+      ordered.push({ at: c.updated_at || c.created_at, id: c.id, row: stopRow(c) });
+    }
+    ordered.sort((a, b) => b.at - a.at || b.id - a.id);
+    fillTable($('#history-table', root), ordered.map((o) => o.row));
+    historyOrders.clear();
+    for (const o of rows) historyOrders.set(o.id, o);
+  }
+  const historyOrders = new Map(); // what the fills table reads "Placed by" from
+
+  function orderRow(o, stop) {
+    return h('tr', { 'data-key': o.id, 'data-order-id': o.id, 'data-placed-by': o.placed_by || 'you' },
       td(time(o.created_at), '', 'Time'),
       td(o.symbol, '', 'Symbol'),
       td(h('span', { class: `side ${o.side === 'buy' ? 'long' : 'short'}` }, o.action === 'close' ? `${o.side} (close)` : o.side), '', 'Side'),
       td(o.type, '', 'Type'),
       td(Number(o.avg_price) ? price(o.symbol, o.avg_price) : o.price ? price(o.symbol, o.price) : 'market', 'num', 'Price'),
       td(`${qty(o.symbol, o.filled_quantity)} / ${qty(o.symbol, o.quantity)}`, 'num', 'Filled / quantity'),
+      td(placedBy(o, stop), 'wrap placed-by', 'Placed by'),
       td(h('span', { class: `outcome outcome-${o.status}` }, o.status.replaceAll('_', ' ')), '', 'Status'),
-      td(o.reason || '—', 'wrap', 'Reason'))));
+      td(o.reason || '—', 'wrap', 'Reason'));
+  }
+
+  /** A stop that ended without an order: its kind, trigger, and why it ended. */
+  function stopRow(c) {
+    const kind = c.type.replaceAll('_', ' ');
+    const trigger = c.trigger_price ? price(c.symbol, c.trigger_price) : `${c.callback_rate} % callback`;
+    return h('tr', { 'data-key': `c${c.id}`, 'data-conditional-id': c.id },
+      td(time(c.updated_at || c.created_at), '', 'Time'),
+      td(c.symbol, '', 'Symbol'),
+      td(h('span', { class: `side ${c.side === 'buy' ? 'long' : 'short'}` }, c.reduce_only || c.close_position ? `${c.side} (close)` : c.side), '', 'Side'),
+      td(kind, '', 'Type'),
+      td(`trigger ${trigger}`, 'num', 'Price'),
+      td(c.close_position ? 'whole position' : qty(c.symbol, c.quantity), 'num', 'Filled / quantity'),
+      td(stopWords(c), 'wrap placed-by', 'Placed by'),
+      td(h('span', { class: `outcome outcome-${c.status}` }, c.status.replaceAll('_', ' ')), '', 'Status'),
+      td(c.reason || '—', 'wrap', 'Reason'));
+  }
+
+  const stopWords = (c) => {
+    const closing = c.reduce_only || c.close_position;
+    const what = c.type.startsWith('take_profit') ? 'take-profit' : c.type.startsWith('trailing') ? 'trailing stop' : closing ? 'stop-loss' : 'stop';
+    return `your ${what}`;
+  };
+
+  /** "you", or who placed it and, for a stop, at what trigger. */
+  function placedBy(o, stop) {
+    if (!o.placed_by) return 'you';
+    if (stop?.trigger_price) return `${o.placed_by} at ${price(o.symbol, stop.trigger_price)}`;
+    return o.placed_by;
   }
 
   const ledgerKind = (kind) => String(kind).replaceAll('_', ' ');
@@ -198,6 +245,13 @@ export function createViews(root) {
     return h('span', { class: 'muted small fill-why', title, 'data-why': f.price_source }, short);
   }
 
+  /** Who placed a fill's order, from the order history (a liquidation says so by itself). */
+  function fillPlacedBy(f) {
+    if (f.is_liquidation) return 'liquidation';
+    const order = historyOrders.get(f.order_id);
+    return order ? order.placed_by || 'you' : '—';
+  }
+
   function fills(rows) {
     fillTable($('#fills-table', root), rows.map((f) => [f, fillWhy(f)]).map(([f, why]) => h('tr', { 'data-key': f.id },
       td(time(f.created_at), '', 'Time'),
@@ -207,7 +261,8 @@ export function createViews(root) {
       td(qty(f.symbol, f.quantity), 'num', 'Quantity'),
       td(usd(f.quote_quantity), 'num', 'Value'),
       td(`${usd(f.commission)} (${f.liquidity})`, 'num', 'Commission'),
-      td(signedUsd(f.realized_pnl), `num ${pnlClass(f.realized_pnl)}`, 'Realized PnL'))));
+      td(signedUsd(f.realized_pnl), `num ${pnlClass(f.realized_pnl)}`, 'Realized PnL'),
+      td(fillPlacedBy(f), 'wrap placed-by', 'Placed by'))));
   }
 
   // A signal of GET /v1/portfolios/{id}/signals: raw body, status, error code, message, orders.
