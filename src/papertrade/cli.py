@@ -156,10 +156,13 @@ def _positive_id(text: str) -> int:
 def _verify(args: argparse.Namespace) -> None:
     from papertrade.chain import verify
 
-    if args.url:
-        report = verify.published(args.url, args.code, args.public_key)
-    else:
-        report = asyncio.run(_verify_stored(args.code, args.public_key))
+    if args.url:  # the standalone script's checks: every failure is one line, never a traceback
+        result = verify.published(args.url, args.code, args.public_key, args.timeout)
+        print(result.render())  # noqa: T201
+        if not result.ok:
+            raise SystemExit(1)
+        return
+    report = asyncio.run(_verify_stored(args.code, args.public_key))
     print(report.render())  # noqa: T201
     if not report.ok:
         raise SystemExit(1)
@@ -242,6 +245,9 @@ def main(argv: list[str] | None = None) -> None:
     check.add_argument("--url", help="check the public API of this service instead of the database")
     check.add_argument(
         "--public-key", help="the attestation key to trust (hex), if not the service's"
+    )
+    check.add_argument(
+        "--timeout", type=float, default=30, help="seconds to wait for each answer (with --url)"
     )
     check.set_defaults(handler=_verify)
     db = commands.add_parser("db", help="database maintenance")

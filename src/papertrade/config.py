@@ -156,6 +156,9 @@ class Settings(BaseSettings):
     )
     # 0 for any of the chain intervals: that job is not scheduled (turned off).
     attestation_every_s: int = Field(default=600, ge=0)
+    # A signed root at least this often (seconds), so every fill is provable within one period;
+    # the anchors take one root a day, which chains to the others (docs/attestation.md).
+    attestation_root_every_s: int = Field(default=3600, ge=1)
     # How often pending OpenTimestamps proofs are upgraded (asked for their Bitcoin block).
     ots_upgrade_every_s: int = Field(default=3600, ge=0)
     # The optional TRON memo anchor (off while the URL is unset): a TRON node's HTTP API

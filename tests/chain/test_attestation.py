@@ -109,11 +109,12 @@ async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: Fast
     async with fake_calendar() as good, fake_calendar(failures=1) as busy:
         days, anchored = await seal_today(app, [good.url, busy.url])
         today = utc_day(now_ms())
-        assert days == [today]
+        assert len(days) == 1 and days[0] > today  # the root of the last finished hour
+        key = days[0]
         assert anchored == {"submitted": 1, "failed": 1}
         async with client_for(app) as anon:
             queued = (await anon.get("/v1/chain/queue")).json()["items"]
-            assert [q["day"] for q in queued] == [today]  # the busy calendar has not taken it
+            assert [q["day"] for q in queued] == [key]  # the busy calendar has not taken it
             _days, again = await seal_today(app, [good.url, busy.url])
             assert again == {"submitted": 1, "failed": 0}
             assert (await anon.get("/v1/chain/queue")).json()["items"] == []
@@ -121,9 +122,11 @@ async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: Fast
 
             status = (await anon.get(f"/v1/chain/portfolios/{code}")).json()
             assert status["status"] == "verified" and status["verified_through"] == today
-            root = (await anon.get(f"/v1/chain/roots/{today}")).json()
-            assert root["status"] == "anchored" and root["ots"]
-            assert good.state.received == [bytes.fromhex(root["root"])]
+            root = (await anon.get(f"/v1/chain/roots/{key}")).json()
+            assert root["status"] == "anchored" and root["ots"] and root["format"] == "PTA2"
+            # the anchors hold the signed statement's hash: it names the previous root too
+            assert good.state.received == [bytes.fromhex(root["statement_hash"])]
+            assert f"\n{code} 1 4 {status['head_hash']}" in root["statement"]
             assert root["ranges"][str(portfolio["id"])] == [1, 4]
             assert {a["status"] for a in root["anchors"]} == {"submitted"}
             assert root["anchors"][0]["attestations"] == [f"pending:{good.url}"]
@@ -143,9 +146,10 @@ async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: Fast
         async with live_server(app) as url:
             report = await asyncio.to_thread(verify.published, url, code)
             assert report.ok, report.render()
-            assert report.events == 4 and report.attested_through == today
+            assert report.covered == 4 and report.anchored_through == key
             status, printed = await standalone(url, code)
-            assert status == 0 and "4 events; VERIFIED" in printed, printed
+            assert status == 0, printed
+            assert f"VERIFIED: 4 events of {code} through the root of" in printed, printed
             assert f"PendingAttestation('{good.url}')" in printed
 
             ctx = app.state.ctx
@@ -169,7 +173,7 @@ async def test_a_sealed_anchored_day_verifies_and_an_edited_fill_fails(app: Fast
                 entry.body = entry.body.replace('"price":"50000"', '"price":"50001"')
             report = await asyncio.to_thread(verify.published, url, code)
             assert not report.ok
-            assert "seq 3: the event does not hash to its hash" in report.problems
+            assert "seq 3: the event does not hash to its hash (edited)" in report.problems
             status, printed = await standalone(url, code)
             assert status == 1 and "FAIL: seq 3: the event does not hash" in printed, printed
 

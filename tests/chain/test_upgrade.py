@@ -17,9 +17,10 @@ from opentimestamps.core.timestamp import DetachedTimestampFile
 
 from papertrade.chain import tron
 from papertrade.chain.jobs import anchor_names
-from papertrade.chain.proofs import statement
+from papertrade.chain.proofs import utc_day
 from papertrade.chain.upgrade import upgrade_pending
 from papertrade.config import Settings
+from papertrade.kit.time import now_ms
 from tests.chain.helpers import Calendar, fake_calendar, seal_today
 from tests.chain.test_attestation import trade_a_day
 from tests.conftest import client_for, running_app
@@ -96,7 +97,7 @@ async def test_a_pending_proof_is_upgraded_once_bitcoin_confirms_it(setup: Setup
     ots = DetachedTimestampFile.deserialize(
         BytesDeserializationContext(base64.b64decode(after["ots"]))
     )
-    assert ots.file_digest.hex() == after["root"]
+    assert ots.file_digest.hex() == after["statement_hash"]  # PTA2: the signed statement
     heights = [
         a.height
         for _m, a in ots.timestamp.all_attestations()
@@ -105,7 +106,7 @@ async def test_a_pending_proof_is_upgraded_once_bitcoin_confirms_it(setup: Setup
     assert heights == [871_234]
     async with client_for(setup.app) as anon:  # the badge counts a confirmed day as verified
         badge = (await anon.get(f"/v1/chain/portfolios/{setup.code}")).json()
-    assert badge["status"] == "verified" and badge["verified_through"] == day, badge
+    assert badge["status"] == "verified" and badge["verified_through"] == utc_day(now_ms()), badge
 
 
 async def test_the_tron_memo_anchor_is_signed_sent_and_confirmed(setup: Setup) -> None:
@@ -114,7 +115,7 @@ async def test_the_tron_memo_anchor_is_signed_sent_and_confirmed(setup: Setup) -
     assert await tron.run(ctx) == {"submitted": 1, "confirmed": 0, "failed": 0}
     sealed = await root(setup.app, day)
     (memo,) = setup.node.broadcast.values()  # the signature held: the node accepted it
-    assert memo == statement(day, sealed["root"], sealed["leaf_count"])
+    assert memo == f"PTA2:{day}:{sealed['statement_hash']}".encode()  # the statement's hash
     assert setup.node.api_keys == ["grid-key"]
     assert await tron.run(ctx) == {"submitted": 0, "confirmed": 0, "failed": 0}  # not mined
     setup.node.mine(61_234_567)

@@ -18,11 +18,12 @@ from papertrade.chain.schemas import (
 )
 from papertrade.chain.signing import attestation_key, public_hex
 from papertrade.kit.ids import Id
-from papertrade.models import Attestation, AttestationAnchor
+from papertrade.models import Attestation, AttestationAnchor, ChainHead
 from papertrade.portfolios import service as portfolio_service
 
 router = APIRouter(tags=["chain"])
-Day = Annotated[str, Path(pattern=re.compile(r"^\d{4}-\d{2}-\d{2}$").pattern, max_length=10)]
+KEY = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}Z)?$"  # a root's key, or a day
+Day = Annotated[str, Path(pattern=re.compile(KEY).pattern, max_length=20)]
 Seq = Annotated[int, Path(ge=1, le=2**62)]
 
 
@@ -32,19 +33,29 @@ async def key(ctx: Ctx) -> AttestationKey:
     return AttestationKey(
         algorithm="Ed25519",
         public_key=public_hex(attestation_key(ctx.settings)),
-        statement="PTA1:<day>:<root hex>:<leaf_count>",
+        statement=(
+            "PTA2\nthrough <key>\nroot <root hex> <leaf_count>\nprev <previous statement "
+            "sha256>\n<code> <first seq> <last seq> <head hash> (a line per portfolio); "
+            "earlier daily roots: PTA1:<day>:<root hex>:<leaf_count>"
+        ),
     )
 
 
 @router.get("/chain/roots", response_model=RootPage)
 async def roots(
     ctx: Ctx,
-    before: Annotated[str | None, Query(pattern=r"^\d{4}-\d{2}-\d{2}$", max_length=10)] = None,
+    before: Annotated[str | None, Query(pattern=KEY, max_length=20)] = None,
+    after: Annotated[str | None, Query(pattern=KEY, max_length=20)] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 30,
 ) -> dict[str, Any]:
-    """The daily roots, newest first, with signatures and anchor proofs."""
+    """The roots, newest first (oldest first with `after`: the roots after that key, to walk
+    the chain of roots forward), with signed statements and anchor proofs."""
     async with ctx.db.reader() as session:
-        query = select(Attestation).order_by(Attestation.day.desc()).limit(limit)
+        if after is not None:
+            query = select(Attestation).where(Attestation.day > after).order_by(Attestation.day)
+        else:
+            query = select(Attestation).order_by(Attestation.day.desc())
+        query = query.limit(limit)
         if before is not None:
             query = query.where(Attestation.day < before)
         found = (await session.scalars(query)).all()
@@ -53,7 +64,8 @@ async def roots(
 
 @router.get("/chain/roots/{day}", response_model=Root)
 async def root(day: Day, ctx: Ctx) -> dict[str, Any]:
-    """One day's root: signature, public key, per-portfolio ranges, anchors and the .ots file."""
+    """One root by its key (a bare day: that day's newest): signed statement, signature, public
+    key, per-portfolio ranges, anchors and the .ots file."""
     async with ctx.db.reader() as session:
         return await views.root_view(session, await views.get_root(session, day))
 
@@ -104,7 +116,10 @@ async def event_proof(code: str, seq: Seq, principal: MaybeCaller, ctx: Ctx) -> 
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_by_code(session, principal, code)
         entry = await views.entry_by_seq(session, portfolio.id, seq)
-        return {"portfolio": portfolio.code, **await views.proof(session, entry)}
+        head = await session.get(ChainHead, portfolio.id)
+        every = ctx.settings.attestation_root_every_s
+        found = await views.proof(session, entry, every, head.seq if head else entry.seq)
+        return {"portfolio": portfolio.code, **found}
 
 
 @router.get("/chain/portfolios/{code}/fills/{fill_id}/proof", response_model=InclusionProof)
@@ -113,4 +128,7 @@ async def fill_proof(code: str, fill_id: Id, principal: MaybeCaller, ctx: Ctx) -
     async with ctx.db.reader() as session:
         portfolio = await portfolio_service.get_by_code(session, principal, code)
         entry = await views.entry_by_fill(session, portfolio.id, fill_id)
-        return {"portfolio": portfolio.code, **await views.proof(session, entry)}
+        head = await session.get(ChainHead, portfolio.id)
+        every = ctx.settings.attestation_root_every_s
+        found = await views.proof(session, entry, every, head.seq if head else entry.seq)
+        return {"portfolio": portfolio.code, **found}

@@ -1,7 +1,8 @@
-"""The attestation jobs. `chain.attest`: seal each finished UTC day (chain what is left, Merkle
-root, signature, signing queue), then submit queued roots to the OpenTimestamps calendars. It
-runs every `attestation_every_s` (10 min by default) on the engine leader; a day is sealed once,
-by the first run after it ends, and a calendar that failed is tried again by the next runs.
+"""The attestation jobs. `chain.attest`: take the root of the last finished period of
+`attestation_root_every_s` (chain what is left, Merkle root, signed PTA2 statement), then submit
+queued roots to the OpenTimestamps calendars (one root a day goes to them: it names the one
+before it, so it anchors them all). It runs every `attestation_every_s` or every root period,
+whichever is shorter, on the engine leader; a calendar that failed is tried again later.
 `chain.upgrade` (hourly): pending calendar proofs upgraded to Bitcoin-attested ones.
 `chain.tron`: the optional TRON memo anchor (docs/attestation.md)."""
 
@@ -18,7 +19,9 @@ async def attest(run: JobRun) -> dict[str, int]:
     settings = run.ctx.settings
     key = attestation_key(settings)
     async with run.ctx.transaction() as uow:
-        days = await seal_finished_days(uow.session, key, anchor_names(settings), uow.now())
+        days = await seal_finished_days(
+            uow.session, key, anchor_names(settings), uow.now(), settings.attestation_root_every_s
+        )
     anchored = await anchor_queued(run.ctx)
     return {"sealed": len(days), **anchored}
 
@@ -37,7 +40,14 @@ async def tron_anchor(run: JobRun) -> dict[str, int]:
     return await tron.run(run.ctx)
 
 
-ATTEST = scheduled("chain.attest", attest, every=lambda settings: settings.attestation_every_s)
+def attest_every(settings: Settings) -> int:
+    """Often enough for a root every `attestation_root_every_s` (0: the job is off)."""
+    if not settings.attestation_every_s:
+        return 0
+    return min(settings.attestation_every_s, settings.attestation_root_every_s)
+
+
+ATTEST = scheduled("chain.attest", attest, every=attest_every)
 UPGRADE = scheduled("chain.upgrade", upgrade, every=lambda settings: settings.ots_upgrade_every_s)
 TRON = scheduled("chain.tron", tron_anchor, every=lambda settings: settings.tron_anchor_every_s)
 JOBS = (ATTEST, UPGRADE, TRON)

@@ -134,3 +134,73 @@ def root_from_path(leaf: bytes, index: int, size: int, path: Sequence[bytes]) ->
 def statement(day: str, root_hex: str, leaf_count: int) -> bytes:
     """What the attestation key signs for a day: version, day, root and how many events."""
     return f"PTA1:{day}:{root_hex}:{leaf_count}".encode()
+
+
+# Period roots (PTA2). Each chain entry carries a key: the UTC second of its event
+# ("2026-11-28T13:59:59Z"), never earlier than its portfolio's previous entry's nor at or before
+# the newest root's. A root covers every entry whose key is after the previous root's key and
+# at or before its own; its key is the last second of the period it closes. Keys of the daily
+# roots of earlier releases are days ("2026-11-27", PTA1): they sort before every second of
+# the following days, so one string order runs through both.
+
+KEY_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+NO_ROOT = "0" * 64  # the `prev` of the first root
+
+
+def second_key(ms: int) -> str:
+    return (_EPOCH + timedelta(seconds=ms // 1000)).strftime(KEY_FORMAT)
+
+
+def is_day_key(key: str) -> bool:
+    return len(key) == 10
+
+
+def key_end_ms(key: str) -> int:
+    """The first millisecond after what `key` covers (a day's end, or the second's)."""
+    if is_day_key(key):
+        start = datetime.fromisoformat(key).replace(tzinfo=UTC)
+        return int((start - _EPOCH) / timedelta(milliseconds=1)) + 86_400_000
+    moment = datetime.strptime(key, KEY_FORMAT).replace(tzinfo=UTC)
+    return int((moment - _EPOCH) / timedelta(milliseconds=1)) + 1000
+
+
+def key_after(key: str) -> str:
+    """The first key a root taken after `key`'s can cover."""
+    return second_key(key_end_ms(key))
+
+
+def cutoff_key(now: int, every_s: int) -> str:
+    """The key of the root that closes the last finished period of `every_s` seconds."""
+    every_ms = max(1, every_s) * 1000
+    return second_key(now // every_ms * every_ms - 1000)
+
+
+def period_label(key: str) -> str:
+    """How people read a root's key: the end of the period it closes, "2026-11-28 14:00 UTC"."""
+    end = _EPOCH + timedelta(milliseconds=key_end_ms(key))
+    if is_day_key(key):
+        return key
+    return end.strftime("%Y-%m-%d %H:%M:%S UTC").replace(":00 UTC", " UTC")
+
+
+def statement_v2(
+    key: str, root_hex: str, leaf_count: int, prev: str, ranges: Sequence[tuple[str, int, int, str]]
+) -> bytes:
+    """What the attestation key signs for a period root: its key, the Merkle root and leaf
+    count, the previous root's statement hash, and for every portfolio in it its code, first
+    and last seq and the hash of its last event (ranges sorted by code)."""
+    lines = ["PTA2", f"through {key}", f"root {root_hex} {leaf_count}", f"prev {prev}"]
+    lines += [f"{code} {first} {last} {head}" for code, first, last, head in ranges]
+    return "\n".join(lines).encode()
+
+
+def statement_hash(signed: bytes) -> str:
+    return hashlib.sha256(signed).hexdigest()
+
+
+def memo(key: str, root_hex: str, leaf_count: int, signed: str | None) -> bytes:
+    """What a TRON memo carries: a PTA1 root's statement, or a PTA2 root's key and statement
+    hash (the statement itself, one line per portfolio, does not fit a memo)."""
+    if signed is None:
+        return statement(key, root_hex, leaf_count)
+    return f"PTA2:{key}:{statement_hash(signed.encode())}".encode()

@@ -9,7 +9,10 @@ class ChainStatus(BaseModel):
     head_seq: int
     head_hash: str
     attested_seq: int
-    verified_through: str | None
+    verified_through: str | None  # the UTC day of the newest event an anchored root covers
+    signed_seq: int  # the newest event a signed root covers
+    signed_through: str | None  # that root's period end, "2026-11-28 14:00 UTC"
+    signed_root: str | None  # that root's key
 
 
 class ChainEvent(BaseModel):
@@ -35,13 +38,17 @@ class Anchor(BaseModel):
 
 
 class Root(BaseModel):
-    day: str
+    day: str  # its key: the last second it covers (a whole day for a PTA1 root)
+    format: str  # PTA2 | PTA1 (the daily roots of earlier releases)
+    through: str  # the end of the period it covers, "2026-11-28 14:00 UTC"
+    statement: str  # the exact text the signature covers
+    statement_hash: str  # SHA-256 of it: the next root's `prev`, and what is anchored (PTA2)
     root: str
     leaf_count: int
     ranges: dict[str, list[int]]  # portfolio id → [first seq, last seq]
     signature: str
     public_key: str
-    status: str  # queued | anchored
+    status: str  # signed (anchored through a later root) | queued | anchored | confirmed
     sealed_at: int
     anchored_at: int | None
     anchors: list[Anchor]
@@ -55,10 +62,12 @@ class RootPage(BaseModel):
 class InclusionProof(BaseModel):
     portfolio: str
     entry: ChainEvent
-    leaf_index: int
-    tree_size: int
+    head_seq: int  # the portfolio's newest event
+    leaf_index: int | None  # null until the event's root is taken
+    tree_size: int | None
     path: list[str]
-    root: Root
+    root: Root | None
+    root_due: str | None  # when its root is due, while there is none
 
 
 class AttestationKey(BaseModel):

@@ -10,7 +10,6 @@ the entries go in with one INSERT: this runs for every fill of the service.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
 from hashlib import sha256
 from typing import Any, cast
 
@@ -19,15 +18,13 @@ from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.chain.entries import FILL_COLUMNS, LEDGER_COLUMNS, fill_event, ledger_event
-from papertrade.chain.proofs import GENESIS, utc_day
-from papertrade.kit.time import now_ms
+from papertrade.chain.proofs import GENESIS, key_after, second_key
 from papertrade.models import Attestation, ChainEntry, ChainHead, Fill, LedgerEntry, Portfolio
 
 # A fill's own ledger rows (its PnL and fee, a liquidation's loss) are in its fill event.
 FILL_LEDGER_KINDS = frozenset({"realized_pnl", "commission", "liquidation"})
 READ_BATCH = 5000
 _NO_LIMIT = 1 << 62
-CLOCK_MARGIN_MS = 300_000  # how far another process's clock may run ahead of ours
 _ENTRIES = cast(Table, ChainEntry.__table__)
 _HEADS = cast(Table, ChainHead.__table__)
 _MOVE_HEAD = (
@@ -38,6 +35,7 @@ _MOVE_HEAD = (
         hash=bindparam("hash"),
         last_fill_id=bindparam("fill"),
         last_ledger_id=bindparam("ledger"),
+        period=bindparam("period"),
     )
 )
 _FILLS_AFTER_HEADS = (
@@ -65,20 +63,27 @@ async def last_sealed_day(session: AsyncSession) -> str | None:
     return day
 
 
-def entry_day(ts: int, sealed_through: str | None) -> str:
-    """The UTC day of `ts`, or the first day not sealed yet when that one already is (a row
-    committed just after its day's root was taken goes into the next root, never edits one)."""
-    day = utc_day(ts)
-    if sealed_through is not None and day <= sealed_through:
-        return (date.fromisoformat(sealed_through) + timedelta(days=1)).isoformat()
-    return day
+def entry_key(ts: int, sealed_through: str | None, previous: str) -> str:
+    """The key of an event at `ts`: its UTC second, but never before its portfolio's previous
+    entry's key (so a root holds one unbroken range of each chain) nor at or before the newest
+    root's (a row committed just after a root was taken goes into the next root, never edits
+    one)."""
+    key = max(second_key(ts), previous)
+    if sealed_through is not None and key <= sealed_through:
+        return key_after(sealed_through)
+    return key
 
 
 async def _head(session: AsyncSession, portfolio_id: int) -> ChainHead:
     head = await session.get(ChainHead, portfolio_id, with_for_update=True)
     if head is None:
         head = ChainHead(
-            portfolio_id=portfolio_id, seq=0, hash=GENESIS, last_fill_id=0, last_ledger_id=0
+            portfolio_id=portfolio_id,
+            seq=0,
+            hash=GENESIS,
+            last_fill_id=0,
+            last_ledger_id=0,
+            period="",
         )
         session.add(head)
     return head
@@ -126,11 +131,9 @@ async def catch_up(session: AsyncSession, portfolio_id: int) -> int:
             if e.created_at <= horizon and e.kind not in FILL_LEDGER_KINDS
         ]
         events.sort(key=lambda e: (e[0], e[1], e[3]))
-        if events and not sealed and utc_day(events[0][0]) < utc_day(now_ms() + CLOCK_MARGIN_MS):
-            # Read after the head is locked: a day sealed meanwhile is seen, so no entry joins
-            # a day whose root is taken (the sealing job holds every head while it seals). Only
-            # finished days are sealed, so events of today (up to a clock margin before
-            # midnight) need not ask.
+        if events and not sealed:
+            # Read after the head is locked: a root taken meanwhile is seen, so no entry joins
+            # a root already taken (the sealing job holds every head while it seals).
             sealed.append(await last_sealed_day(session))
         if events:
             rows = _link(head, events, sealed[0] if sealed else None)
@@ -161,7 +164,7 @@ async def catch_up_many(session: AsyncSession, portfolio_ids: Sequence[int]) -> 
     new = [pid for pid in pids if pid not in heads]
     if new:
         for pid in new:
-            heads[pid] = _Head(pid, 0, GENESIS, 0, 0)
+            heads[pid] = _Head(pid, 0, GENESIS, 0, 0, "")
         await session.execute(insert(_HEADS), [heads[pid].row() for pid in new])
     fills = (await session.execute(_FILLS_AFTER_HEADS, {"pids": pids})).all()
     ledger = (await session.execute(_LEDGER_AFTER_HEADS, {"pids": pids})).all()
@@ -173,10 +176,7 @@ async def catch_up_many(session: AsyncSession, portfolio_ids: Sequence[int]) -> 
             added += await catch_up(session, pid)
         return added
     by_portfolio = _events_by_portfolio(fills, ledger)
-    sealed: str | None = None
-    oldest = min((events[0][0] for events in by_portfolio.values()), default=_NO_LIMIT)
-    if by_portfolio and utc_day(oldest) < utc_day(now_ms() + CLOCK_MARGIN_MS):
-        sealed = await last_sealed_day(session)  # see catch_up
+    sealed = await last_sealed_day(session) if by_portfolio else None  # see catch_up
     entries: list[dict[str, Any]] = []
     for pid, events in by_portfolio.items():
         events.sort(key=lambda e: (e[0], e[1], e[3]))
@@ -220,6 +220,7 @@ class _Head:
     hash: str
     last_fill_id: int
     last_ledger_id: int
+    period: str
 
     def row(self) -> dict[str, Any]:
         return {
@@ -228,6 +229,7 @@ class _Head:
             "hash": self.hash,
             "last_fill_id": self.last_fill_id,
             "last_ledger_id": self.last_ledger_id,
+            "period": self.period,
         }
 
     def moved(self) -> dict[str, Any]:
@@ -237,6 +239,7 @@ class _Head:
             "hash": self.hash,
             "fill": self.last_fill_id,
             "ledger": self.last_ledger_id,
+            "period": self.period,
         }
 
 
@@ -255,17 +258,18 @@ def _link(
 ) -> list[dict[str, Any]]:
     """The entries' rows, each event given its seq and the previous hash; moves the head."""
     rows = []
-    seq, previous = head.seq, head.hash
+    seq, previous, key = head.seq, head.hash, head.period
     for ts, _order, source, source_id, event in events:
         seq += 1
         event["seq"] = seq
         event["prev_hash"] = previous
         body, previous = _hash_body(event)
+        key = entry_key(ts, sealed_through, key)
         rows.append(
             {
                 "portfolio_id": head.portfolio_id,
                 "seq": seq,
-                "day": entry_day(ts, sealed_through),
+                "day": key,
                 "source": source,
                 "source_id": source_id,
                 "ts": ts,
@@ -273,7 +277,7 @@ def _link(
                 "hash": previous,
             }
         )
-    head.seq, head.hash = seq, previous
+    head.seq, head.hash, head.period = seq, previous, key
     return rows
 
 

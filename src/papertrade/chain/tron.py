@@ -26,7 +26,7 @@ from coincurve import PrivateKey
 from sqlalchemy import or_, select
 
 from papertrade.chain import claims
-from papertrade.chain.proofs import statement
+from papertrade.chain.proofs import memo
 from papertrade.chain.upgrade import confirm_day
 from papertrade.config import Settings
 from papertrade.context import AppContext
@@ -134,6 +134,7 @@ async def run(ctx: AppContext) -> dict[str, int]:
                     Attestation.day,
                     Attestation.root,
                     Attestation.leaf_count,
+                    Attestation.statement,
                 )
                 .join(Attestation, Attestation.day == AttestationAnchor.day)
                 .where(
@@ -145,7 +146,7 @@ async def run(ctx: AppContext) -> dict[str, int]:
             )
         ).all()
     async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
-        for anchor_id, status, proof, day, root, leaf_count in rows:
+        for anchor_id, status, proof, day, root, leaf_count, signed in rows:
             try:
                 if status == "submitted":
                     txid = str(json.loads(proof or "{}").get("txid", ""))
@@ -156,7 +157,7 @@ async def run(ctx: AppContext) -> dict[str, int]:
                     continue
                 if not await claims.claim(ctx, anchor_id):
                     continue  # another run is sending it
-                txid = await send_memo(client, cfg, statement(day, root, leaf_count))
+                txid = await send_memo(client, cfg, memo(day, root, leaf_count, signed))
                 await _record(ctx, anchor_id, {"txid": txid}, "")
                 counts["submitted"] += 1
             except TronError as exc:

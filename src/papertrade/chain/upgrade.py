@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.chain import anchor
+from papertrade.chain.attest import anchor_digest
 from papertrade.context import AppContext
 from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, AttestationAnchor
@@ -82,7 +83,10 @@ async def upgrade_pending(ctx: AppContext) -> dict[str, int]:
                     AttestationAnchor.id,
                     AttestationAnchor.calendar,
                     AttestationAnchor.proof,
+                    Attestation.day,
                     Attestation.root,
+                    Attestation.leaf_count,
+                    Attestation.statement,
                 )
                 .join(Attestation, Attestation.day == AttestationAnchor.day)
                 .where(
@@ -95,12 +99,15 @@ async def upgrade_pending(ctx: AppContext) -> dict[str, int]:
     counts = {"confirmed": 0, "pending": 0, "failed": 0}
     calendars = set(ctx.settings.ots_calendars)
     async with httpx.AsyncClient(timeout=CALENDAR_TIMEOUT_S) as client:
-        for anchor_id, calendar, proof, root in waiting:
+        for anchor_id, calendar, proof, day, root, leaf_count, signed in waiting:
             if calendar not in calendars or not proof:
                 continue  # a calendar the operator no longer lists is not asked
             try:
                 upgraded = await upgrade_proof(
-                    client, calendar, bytes.fromhex(root), bytes.fromhex(proof)
+                    client,
+                    calendar,
+                    anchor_digest(day, root, leaf_count, signed),
+                    bytes.fromhex(proof),
                 )
             except anchor.AnchorError as exc:
                 counts["failed"] += 1

@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from sqlalchemy import select
 
-from papertrade.chain import anchor
-from papertrade.chain.attest import day_leaves
+from papertrade.chain import anchor, standalone
+from papertrade.chain.attest import root_leaves
 from papertrade.chain.entries import fill_event, ledger_event
 from papertrade.chain.proofs import (
     GENESIS,
@@ -27,11 +26,10 @@ from papertrade.chain.proofs import (
     leaf_hash,
     merkle_root,
     root_from_path,
-    statement,
 )
 from papertrade.chain.signing import signature_holds
 from papertrade.context import AppContext
-from papertrade.models import Attestation, ChainEntry, Fill, LedgerEntry
+from papertrade.models import ChainEntry, Fill, LedgerEntry
 from papertrade.models.portfolio import id_from_code
 
 
@@ -85,7 +83,7 @@ def check_root(report: Report, root: dict[str, Any], public_key: str) -> None:
     day = root["day"]
     if root["public_key"] != public_key:
         report.problems.append(f"{day}: signed by another key ({root['public_key']})")
-    message = statement(day, root["root"], int(root["leaf_count"]))
+    message = str(root["statement"]).encode()
     if not signature_holds(public_key, message, root["signature"]):
         report.problems.append(f"{day}: the signature over the root does not hold")
     found: list[str] = []
@@ -98,7 +96,8 @@ def check_root(report: Report, root: dict[str, Any], public_key: str) -> None:
             found += [str(a) for a in entry.get("attestations", [])]
             continue
         try:
-            found += anchor.attestations(bytes.fromhex(root["root"]), bytes.fromhex(entry["proof"]))
+            digest = root["statement_hash"] if root["format"] == "PTA2" else root["root"]
+            found += anchor.attestations(bytes.fromhex(digest), bytes.fromhex(entry["proof"]))
         except (anchor.AnchorError, ValueError) as exc:
             report.problems.append(f"{day}: the proof from {entry['calendar']} fails: {exc}")
     if found:
@@ -129,49 +128,18 @@ def check_inclusion(report: Report, proof: dict[str, Any]) -> None:
         report.problems.append(f"{root['day']}: the proof's tree size is not the root's")
 
 
-def _last_per_day(events: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    last: dict[str, dict[str, Any]] = {}
-    for event in events:
-        last[event["day"]] = event  # events come in seq order
-    return last
-
-
-def published(base_url: str, code: str, public_key: str | None = None) -> Report:
-    """Verify a portfolio's track record from the public API at `base_url`."""
-    report = Report()
-    with httpx.Client(base_url=base_url.rstrip("/"), timeout=30) as client:
-        served_key = client.get("/v1/chain/key").raise_for_status().json()["public_key"]
-        trusted = public_key or served_key
-        if public_key and public_key != served_key:
-            report.problems.append("the service now signs with another key than the one given")
-        events: list[dict[str, Any]] = []
-        while True:
-            after = events[-1]["seq"] if events else 0
-            page = client.get(
-                f"/v1/chain/portfolios/{code}/events", params={"after_seq": after, "limit": 1000}
-            )
-            items = page.raise_for_status().json()["items"]
-            if not items:
-                break
-            events += items
-        check_links(report, [(e["event"], e["hash"]) for e in events])
-        for day, event in sorted(_last_per_day(events).items()):
-            answer = client.get(f"/v1/chain/portfolios/{code}/events/{event['seq']}/proof")
-            if answer.status_code == 404 and answer.json().get("error") == "attestation_pending":
-                report.notes.append(f"{day}: no root yet (the day is not over or not sealed)")
-                continue
-            proof = answer.raise_for_status().json()
-            if proof["entry"]["hash"] != event["hash"]:
-                report.problems.append(f"seq {event['seq']}: the proof is for another event")
-            check_inclusion(report, proof)
-            check_root(report, proof["root"], trusted)
-    return report
+def published(
+    base_url: str, code: str, public_key: str | None = None, timeout: float = 30
+) -> "standalone.Result":
+    """Verify a portfolio's track record from the public API at `base_url`: the standalone
+    script's checks (scripts/verify_track_record.py is this module, byte for byte)."""
+    return standalone.verify(base_url, code, public_key, timeout)
 
 
 async def stored(ctx: AppContext, code: str, public_key: str | None = None) -> Report:
     """Verify a portfolio's track record against the database itself: every event rebuilt from
     its fill or ledger row, every day's root rebuilt from its leaves."""
-    from papertrade.chain.views import root_view
+    from papertrade.chain.views import covering_root, root_view
 
     report = Report()
     portfolio_id = id_from_code(code)
@@ -206,15 +174,21 @@ async def stored(ctx: AppContext, code: str, public_key: str | None = None) -> R
                 changed = sorted(k for k in rebuilt if rebuilt[k] != published_event.get(k))
                 what = f"{entry.source} {entry.source_id}"
                 report.problems.append(f"seq {entry.seq}: {what} was edited ({', '.join(changed)})")
-        for day in sorted({e.day for e in entries}):
-            attestation = await session.get(Attestation, day)
+        checked: set[str] = set()
+        for entry in entries:
+            attestation = await covering_root(session, entry)
             if attestation is None:
-                report.notes.append(f"{day}: no root yet")
+                report.notes.append(f"seq {entry.seq} and later: no root yet")
+                break
+            if attestation.day in checked:
                 continue
-            leaves = await day_leaves(session, day)
+            checked.add(attestation.day)
+            leaves = await root_leaves(session, attestation)
             rebuilt_root = merkle_root([leaf_hash(h) for h in leaves.hashes]).hex()
             if rebuilt_root != attestation.root or len(leaves.hashes) != attestation.leaf_count:
-                report.problems.append(f"{day}: the day's events no longer make its signed root")
+                report.problems.append(
+                    f"{attestation.day}: the events no longer make its signed root"
+                )
             check_root(
                 report, await root_view(session, attestation), public_key or attestation.public_key
             )

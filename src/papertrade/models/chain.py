@@ -18,6 +18,9 @@ class ChainHead(Base):
     hash: Mapped[str] = mapped_column(String(64))
     last_fill_id: Mapped[int] = mapped_column(BigInteger, default=0)
     last_ledger_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    # The key of the portfolio's newest entry: the next one's is never earlier (a root holds
+    # one unbroken range of each portfolio's chain).
+    period: Mapped[str] = mapped_column(String(20), default="", server_default="")
 
 
 class ChainEntry(Base):
@@ -36,7 +39,9 @@ class ChainEntry(Base):
     )
     portfolio_id: Mapped[int] = mapped_column(Integer)
     seq: Mapped[int] = mapped_column(BigInteger)
-    day: Mapped[str] = mapped_column(String(10))  # the UTC day whose Merkle root covers it
+    # Its key: the UTC second ("2026-11-28T13:59:59Z"; a day on entries of the daily roots of
+    # earlier releases); the first root whose key is at or after it covers it.
+    day: Mapped[str] = mapped_column(String(20))
     source: Mapped[str] = mapped_column(String(10))  # fill | ledger
     source_id: Mapped[int] = mapped_column(BigInteger)
     ts: Mapped[int] = mapped_column(BigInteger)
@@ -45,17 +50,22 @@ class ChainEntry(Base):
 
 
 class Attestation(Base):
-    """A UTC day's Merkle root over every chain entry of that day, signed and anchored."""
+    """A root: the Merkle root over every chain entry after the previous root's key and up to
+    its own (`day`: the period's last second, or a whole day for the daily PTA1 roots of earlier
+    releases), signed and anchored."""
 
     __tablename__ = "attestations"
 
-    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    day: Mapped[str] = mapped_column(String(20), primary_key=True)
     root: Mapped[str] = mapped_column(String(64))
     leaf_count: Mapped[int] = mapped_column(BigInteger)
     ranges: Mapped[str] = mapped_column(Text)  # JSON {portfolio_id: [first_seq, last_seq]}
+    # The signed PTA2 statement (proofs.statement_v2); NULL on the PTA1 roots of earlier
+    # releases, whose signature covers PTA1:<day>:<root>:<leaf count> only.
+    statement: Mapped[str | None] = mapped_column(Text, default=None)
     signature: Mapped[str] = mapped_column(String(128))
     public_key: Mapped[str] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(12))  # queued | anchored
+    status: Mapped[str] = mapped_column(String(12))  # signed | queued | anchored | confirmed
     created_at: Mapped[int] = created_at_column()
     anchored_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
 
@@ -67,7 +77,7 @@ class AttestationAnchor(Base):
     __table_args__ = (UniqueConstraint("day", "calendar", name="uq_attestation_anchors_day"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    day: Mapped[str] = mapped_column(ForeignKey("attestations.day", ondelete="CASCADE"))
+    day: Mapped[str] = mapped_column(String(20), ForeignKey("attestations.day", ondelete="CASCADE"))
     calendar: Mapped[str] = mapped_column(String(300))
     status: Mapped[str] = mapped_column(String(12))  # pending | failed | (future) confirmed
     proof: Mapped[str | None] = mapped_column(Text, default=None)  # the calendar's answer, hex
