@@ -91,8 +91,9 @@ async def test_public_pages_and_market_signed_out(
             await visitor.wait_for_url(f"**/p/{code}")
             await expect(visitor.locator("#pub-name")).to_have_text("Sunny SOL")
             await expect(visitor.locator("#pub-trades")).to_have_text("1")
-            await visitor.goto("/p/P9999999")
-            await expect(visitor.locator("#pub-error")).to_contain_text("not public")
+            missing = await visitor.goto("/p/P9999999")
+            assert missing is not None and missing.status == 404
+            await expect(visitor.locator("#not-found")).to_contain_text("No public portfolio")
 
         async with steps("the market page: chart and live price"):
             await visitor.goto("/markets")

@@ -18,7 +18,6 @@ async def test_public_pages_render_for_anyone(anon: httpx.AsyncClient) -> None:
         "/markets",
         "/markets/BTCUSDT",
         "/square",
-        "/p/P0000001",
     ]:
         response = await anon.get(path)
         assert response.status_code == 200, path

@@ -184,8 +184,9 @@ async def test_public_strategy_page_signed_out_and_at_phone_width(
         context = await new_context(browser, web)
         anon = await context.new_page()
         try:
-            await anon.goto(f"/s/{code}")
-            await expect(anon.locator("#ps-missing")).to_be_visible()
+            missing = await anon.goto(f"/s/{code}")
+            assert missing is not None and missing.status == 404
+            await expect(anon.locator("#not-found")).to_contain_text("No public strategy")
             assert "crosses below" not in await anon.content()
         finally:
             await context.close()

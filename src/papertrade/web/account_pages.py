@@ -7,13 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from papertrade.web.routes import _page, _viewer
+from papertrade.web.routes import PAGE_METHODS, _page, _viewer
 
 router = APIRouter(include_in_schema=False)
 Token = Annotated[str, Query(max_length=200)]
 
 
-@router.get("/email/verify")
+@router.api_route("/email/verify", methods=PAGE_METHODS)
 async def verify_email_page(request: Request, token: Token = "") -> Response:
     return _page(
         request,
@@ -25,7 +25,7 @@ async def verify_email_page(request: Request, token: Token = "") -> Response:
     )
 
 
-@router.get("/password/reset")
+@router.api_route("/password/reset", methods=PAGE_METHODS)
 async def reset_password_page(request: Request, token: Token = "") -> Response:
     return _page(
         request,
@@ -37,7 +37,7 @@ async def reset_password_page(request: Request, token: Token = "") -> Response:
     )
 
 
-@router.get("/password/forgot")
+@router.api_route("/password/forgot", methods=PAGE_METHODS)
 async def forgot_password_page(request: Request) -> Response:
     return _page(
         request,

@@ -40,6 +40,8 @@ CSP = (
 )
 
 router = APIRouter(include_in_schema=False)
+# HEAD answers as GET does, without the body (a link checker's or a monitor's HEAD is not a 405).
+PAGE_METHODS = ["GET", "HEAD"]
 
 
 def _ctx(request: Request) -> AppContext:
@@ -86,6 +88,8 @@ def _page(
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "same-origin"
+    if request.method == "HEAD":  # the same status and headers, no body
+        return Response(status_code=response.status_code, headers=dict(response.headers))
     return response
 
 
@@ -114,7 +118,7 @@ def _not_found(request: Request, viewer: tuple[Principal, str] | None, what: str
     )
 
 
-@router.get("/")
+@router.api_route("/", methods=PAGE_METHODS)
 async def home(request: Request) -> Response:
     viewer = await _viewer(request)
     if viewer is not None:
@@ -133,14 +137,14 @@ SIGN_IN_REASONS = {
 }
 
 
-@router.get("/login")
+@router.api_route("/login", methods=PAGE_METHODS)
 async def login_page(
     request: Request, next: str | None = None, reason: str | None = None
 ) -> Response:
     return await _auth_page(request, "login", next, reason=reason)
 
 
-@router.get("/signup")
+@router.api_route("/signup", methods=PAGE_METHODS)
 async def signup_page(
     request: Request, next: str | None = None, code: str | None = None, reason: str | None = None
 ) -> Response:
@@ -205,10 +209,10 @@ def _signed_in_page(
 
 
 for _path, _template, _title, _script in SIGNED_IN_PAGES:
-    router.add_api_route(_path, _signed_in_page(_template, _title, _script), methods=["GET"])
+    router.add_api_route(_path, _signed_in_page(_template, _title, _script), methods=PAGE_METHODS)
 
 
-@router.get("/app/portfolios/{portfolio_id}")
+@router.api_route("/app/portfolios/{portfolio_id}", methods=PAGE_METHODS)
 async def portfolio_page(request: Request, portfolio_id: int) -> Response:
     viewer = await _viewer(request)
     if viewer is None:
@@ -234,7 +238,7 @@ async def portfolio_page(request: Request, portfolio_id: int) -> Response:
     )
 
 
-@router.get("/app/strategies/{strategy_id}")
+@router.api_route("/app/strategies/{strategy_id}", methods=PAGE_METHODS)
 async def strategy_page(request: Request, strategy_id: int) -> Response:
     """The editor, backtests and deployments of one strategy: its owner only (others: 404)."""
     viewer = await _viewer(request)
@@ -260,13 +264,18 @@ async def strategy_page(request: Request, strategy_id: int) -> Response:
     )
 
 
-@router.get("/s/{code}")
+@router.api_route("/s/{code}", methods=PAGE_METHODS)
 async def public_strategy(request: Request, code: str) -> Response:
     """A strategy by short code: the page reads GET /v1/strategies/by_code (public ones for
     anyone, a private one for its owner)."""
     viewer = await _viewer(request)
     if not code.isalnum() or len(code) > 20:
-        return _not_found(request, viewer, "strategy")
+        return _not_found(request, viewer, "public strategy")
+    try:  # public ones for anyone, a private one for its owner: others see a 404
+        async with _ctx(request).db.reader() as session:
+            await strategy_service.get_by_code(session, viewer[0] if viewer else None, code)
+    except NotFound:
+        return _not_found(request, viewer, "public strategy")
     return _page(
         request,
         "public_strategy.html",
@@ -277,18 +286,18 @@ async def public_strategy(request: Request, code: str) -> Response:
     )
 
 
-@router.get("/app/settings")
+@router.api_route("/app/settings", methods=PAGE_METHODS)
 async def settings_root() -> Response:
     return RedirectResponse("/app/settings/api-keys", status_code=303)
 
 
-@router.get("/markets")
+@router.api_route("/markets", methods=PAGE_METHODS)
 async def markets(request: Request) -> Response:
     viewer = await _viewer(request)
     return _page(request, "markets.html", title="Markets", script="markets", viewer=viewer)
 
 
-@router.get("/markets/{symbol}")
+@router.api_route("/markets/{symbol}", methods=PAGE_METHODS)
 async def market(request: Request, symbol: str) -> Response:
     viewer = await _viewer(request)
     if not symbol.isalnum() or len(symbol) > 30:
@@ -303,17 +312,22 @@ async def market(request: Request, symbol: str) -> Response:
     )
 
 
-@router.get("/square")
+@router.api_route("/square", methods=PAGE_METHODS)
 async def square(request: Request) -> Response:
     viewer = await _viewer(request)
     return _page(request, "square.html", title="Square", script="square", viewer=viewer)
 
 
-@router.get("/p/{code}")
+@router.api_route("/p/{code}", methods=PAGE_METHODS)
 async def public_portfolio(request: Request, code: str) -> Response:
     viewer = await _viewer(request)
     if not code.isalnum() or len(code) > 20:
-        return _not_found(request, viewer, "portfolio")
+        return _not_found(request, viewer, "public portfolio")
+    try:  # a code that names no public portfolio is a 404, as GET …/{code}/public says
+        async with _ctx(request).db.reader() as session:
+            await portfolio_service.get_by_code(session, None, code)
+    except NotFound:
+        return _not_found(request, viewer, "public portfolio")
     return _page(
         request,
         "public_portfolio.html",
@@ -324,7 +338,7 @@ async def public_portfolio(request: Request, code: str) -> Response:
     )
 
 
-@router.get("/waitlist")
+@router.api_route("/waitlist", methods=PAGE_METHODS)
 async def waitlist_page(request: Request, ref: str | None = None) -> Response:
     """Join the waitlist (`?ref=` fills in who referred you) or see your place in line."""
     return _page(
@@ -338,7 +352,7 @@ async def waitlist_page(request: Request, ref: str | None = None) -> Response:
     )
 
 
-@router.get("/waitlist/verify")
+@router.api_route("/waitlist/verify", methods=PAGE_METHODS)
 async def waitlist_verify_page(request: Request) -> Response:
     """The e-mailed double opt-in link lands here; the page confirms with a POST (a mail
     scanner that only fetches the link confirms nothing)."""
@@ -353,7 +367,7 @@ async def waitlist_verify_page(request: Request) -> Response:
     )
 
 
-@router.get("/u/{user_id}")
+@router.api_route("/u/{user_id}", methods=PAGE_METHODS)
 async def public_profile_page(request: Request, user_id: str) -> Response:
     """A user's public profile: name, avatar, bio, public portfolios and strategies."""
     viewer = await _viewer(request)
@@ -369,7 +383,7 @@ async def public_profile_page(request: Request, user_id: str) -> Response:
     )
 
 
-@router.get("/app/{rest:path}")
+@router.api_route("/app/{rest:path}", methods=PAGE_METHODS)
 async def app_not_found(request: Request, rest: str) -> Response:
     viewer = await _viewer(request)
     if viewer is None:
@@ -377,7 +391,7 @@ async def app_not_found(request: Request, rest: str) -> Response:
     return _not_found(request, viewer, "page")
 
 
-@router.get("/static/app/{path:path}")
+@router.api_route("/static/app/{path:path}", methods=PAGE_METHODS)
 async def static_file(request: Request, path: str) -> Response:
     """Our own CSS/JS/images; revalidated on every load (ETag), so a deploy shows at once."""
     response = await STATIC.get_response(path, request.scope)
