@@ -6,11 +6,11 @@ order path will do, not a second implementation in the browser.
 """
 
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from papertrade.kit.decimals import ZERO, money_text, plain, price_text, to_tick
+from papertrade.kit.decimals import ZERO, plain, price_text, to_tick
 from papertrade.market.feed import MarketFeed
 from papertrade.models import Portfolio, Position
 from papertrade.orders.commands import PlaceOrder
@@ -55,8 +55,14 @@ def minimum_quantity(instrument: Instrument, price: Decimal) -> Decimal:
 
 
 def _cents(amount: Decimal) -> str:
-    """An amount to show beside a minimum: whole cents, rounded up so it is enough."""
-    return f"{amount.quantize(Decimal('0.01'), rounding=ROUND_CEILING):f}"
+    """An amount to show beside a minimum: whole cents, rounded up so it is enough, with
+    thousands separators as the app shows amounts ("1,186.00")."""
+    return f"{amount.quantize(Decimal('0.01'), rounding=ROUND_CEILING):,f}"
+
+
+def _usd(amount: Decimal, rounding: str) -> str:
+    """A USDT amount in a sentence, as the app shows amounts: cents, separators ("50,497.78")."""
+    return f"{amount.quantize(Decimal('0.01'), rounding=rounding):,f}"
 
 
 async def preview(
@@ -125,8 +131,9 @@ async def preview(
     fee = fees.commission(notional, liquidity)
     if opening and initial + fee > state.available_balance and quantity > ZERO:
         problems.append(
-            f"Needs {money_text(initial + fee)} USDT of margin and fee; "
-            f"{money_text(state.available_balance)} USDT is available."
+            # what is needed rounded up, what is available down: never "needs 5.00; 5.00 is"
+            f"Needs {_usd(initial + fee, ROUND_CEILING)} USDT of margin and fee; "
+            f"{_usd(state.available_balance, ROUND_FLOOR)} USDT is available."
         )
 
     signed = quantity if side is Side.BUY else -quantity

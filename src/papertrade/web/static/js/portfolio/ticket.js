@@ -124,6 +124,13 @@ export function setupTicket({ root, portfolioId, refresh, views }) {
     return type === 'stop' ? 'market' : type;
   }
 
+  function holdBelowMinimum(below) {
+    if (submit.hasAttribute('data-until-ready') || submit.getAttribute('aria-busy') === 'true') return;
+    submit.disabled = below;
+    if (below) submit.setAttribute('aria-describedby', 't-problems');
+    else submit.removeAttribute('aria-describedby');
+  }
+
   async function refreshPreview() {
     if (!symbolSelect.value) return;
     const data = new FormData(form);
@@ -150,8 +157,12 @@ export function setupTicket({ root, portfolioId, refresh, views }) {
     if (!known) {
       for (const sel of ['#pv-quantity', '#pv-notional', '#pv-margin', '#pv-fee', '#pv-liq']) show(sel, '—');
       $('#t-problems', form).textContent = '';
+      holdBelowMinimum(false);
       return;
     }
+    // The server's own minimum (the preview's min_quantity, what the order path applies): under
+    // it the button waits, so the ticket never sends what it says is too small.
+    holdBelowMinimum(!closeOnly && Number(result.quantity) < Number(result.min_quantity));
     show('#pv-quantity', `${qty(result.symbol, result.quantity)} ${base}`);
     show('#pv-notional', `${usd(result.notional)} USDT`);
     show('#pv-margin', `${usd(result.initial_margin)} USDT at ${result.leverage}×`);
