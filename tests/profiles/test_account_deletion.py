@@ -34,11 +34,12 @@ async def test_a_deleted_follower_unfollows_and_pays_the_leader_its_share(
 ) -> None:
     leader: User = await user_factory()
     follower: User = await user_factory()
-    _, _, relation = await copied_round_trip(app, leader, follower)  # 18.99 USDT net
-    leader_before = await wallet_balance(leader)
+    led, _, relation = await copied_round_trip(app, leader, follower)  # 18.99 USDT net
+    leader_before = await portfolio_balance(leader, led["id"])
     await delete_account(follower)
-    # the normal unfollow: 10 % of 18.99 reaches the leader's wallet
-    assert await wallet_balance(leader) == leader_before + Decimal("1.899")
+    # the normal unfollow: 10 % of 18.99 reaches the leader's portfolio (paper: not the wallet)
+    assert await portfolio_balance(leader, led["id"]) == leader_before + Decimal("1.899")
+    assert await wallet_balance(leader) == 0
     (settled,) = (await leader.get("/v1/copy/settlements")).json()[:1]
     assert (settled["relation_id"], settled["reason"]) == (relation["id"], "unfollow")
     assert settled["fee"] == 1.899
@@ -134,10 +135,13 @@ async def test_deleting_a_portfolio_ends_its_copies_and_its_subscriptions(
         f"/v1/portfolios/{led['id']}", headers=leader.write_headers()
     )
     assert deleted.status_code == 200, deleted.text
-    # the copy ends and settles at the leader's share: the leader is still there to receive it
+    # the copy ends and settles at the leader's share: the leader is still there to receive it,
+    # in the portfolio of their choosing (here the copied one, as it goes); never the wallet
     seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
     assert (seen["status"], seen["end_reason"]) == ("ended", "deleted")
-    assert await wallet_balance(leader) == leader_before + Decimal("1.899")
+    (settled,) = (await leader.get("/v1/copy/settlements")).json()[:1]
+    assert (settled["fee"], settled["payout_portfolio_id"]) == (1.899, led["id"])
+    assert await wallet_balance(leader) == leader_before  # the subscription's 25 only
     # the subscription ends now: nothing renews for a portfolio that is gone
     (mine,) = (await fan.get("/v1/subscriptions/my")).json()
     assert (mine["id"], mine["status"]) == (paid["id"], "cancelled")

@@ -192,21 +192,20 @@ async def _start(
     `tier` from now; with what it was ("subscribed" or "resubscribed")."""
     now = uow.now()
     what = "resubscribed"
-    made = sub is None
     if sub is None:
         what = "subscribed"
         sub = Subscription(user_id=principal.user_id, paid_total=ZERO, created_at=now, **new)
+        uow.session.add(sub)
     sub.tier, sub.status, sub.price = tier, ACTIVE, price
     sub.started_at, sub.cancel_at_period_end, sub.cancelled_at = now, False, None
     sub.current_period_end = now + PERIOD_MS if tier == PAID else None
     _set_filters(sub, body.channels, body.events, body.symbols)
-    if not made:
+    try:
         await uow.session.flush()
-        return sub, what
-    try:  # the same user subscribing at the same instant made it first (the unique index)
-        async with uow.session.begin_nested():
-            uow.session.add(sub)
     except IntegrityError:
+        # The same user subscribing at the same instant made it first (the unique index). No
+        # savepoint: the unit of work is refused whole (and on SQLite a savepoint opened before
+        # any write would commit on release).
         raise Conflict(
             "You subscribed to it a moment ago (another request made the subscription); "
             "change it with PATCH, or cancel it first to change the tier.",
