@@ -18,6 +18,8 @@ from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
 from papertrade.engine.leader import LeaderDuty, Leadership
 from papertrade.fapi import routes as fapi_routes
+from papertrade.fapi.stream import endpoints as fapi_stream_endpoints
+from papertrade.fapi.stream import service as fapi_streams
 from papertrade.faults import health
 from papertrade.faults.middleware import DatabaseFaultMiddleware
 from papertrade.faults.sole import SecondProcessRefused, SoleProcessGuard
@@ -90,6 +92,7 @@ def create_app(
         shared = shared_feed(settings, upstream, ctx.redis)
         ctx.market = shared or upstream
         realtime = await ws_service.start(ctx)  # before the engine: marks go out first on a tick
+        app.state.binance_streams = await fapi_streams.start(ctx, realtime)
         await jobs.start()
         engine = Engine(ctx, jobs=jobs)
         # The leader alone runs the upstream feed, the job scheduler and the outbox's delivery.
@@ -110,6 +113,7 @@ def create_app(
         try:
             yield
         finally:
+            await app.state.binance_streams.stop()
             await realtime.stop()
             await writer.close()
             await leadership.stop()
@@ -147,6 +151,9 @@ def create_app(
         compatible, prefix=f"{settings.legacy_prefix}/binance/fapi", include_in_schema=False
     )
     app.include_router(fapi_routes.build_foreign_router())  # /dapi, /sapi, …: "not supported"
+    # Binance's WebSocket paths (/ws, /stream, /public, /market, /private), twice like /fapi.
+    app.include_router(fapi_stream_endpoints.router)
+    app.include_router(fapi_stream_endpoints.router, prefix=f"{settings.legacy_prefix}/binance")
     native = v1.build_router()
     app.include_router(native, prefix="/v1")
     app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)

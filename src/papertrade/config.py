@@ -98,6 +98,14 @@ class Settings(BaseSettings):
     ws_revalidate_s: float = 5.0  # how soon a revoked key or session loses its open sockets
     ws_auth_timeout_s: float = 10.0
     ws_max_subscriptions: int = 200
+    # Binance-compatible streams (docs/fapi-ws.md): Binance's rules, shortenable for tests.
+    fapi_listen_key_ttl_s: float = 3600.0  # a listenKey lives this long without a keepalive
+    fapi_ws_ping_s: float = 180.0  # server ping frames
+    fapi_ws_max_lifetime_s: float = 86_400.0  # a connection is closed after this long
+    fapi_ws_max_messages_per_s: int = 10  # incoming messages; more in one second: disconnect
+    fapi_ws_max_streams: int = 1024  # streams per connection
+    fapi_ws_market_s: float = 1.0  # mark price, tickers and klines go out this often
+    fapi_ws_check_s: float = 5.0  # how soon a lapsed, deleted or revoked key ends its streams
     # Inbound alert webhook (docs/webhooks.md): per token, on top of the per-minute limit.
     rate_limit_webhook_per_3min: int = 15
     # Telegram (docs/notifications.md): off while the bot token is unset.

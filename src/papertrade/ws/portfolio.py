@@ -13,7 +13,7 @@ one included) delivers what it hears on the channel to the sockets it holds.
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -88,6 +88,9 @@ class PortfolioFanout:
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: PubSub | None = None
         self.ready = asyncio.Event()
+        # Called with each commit's batch as every process receives it (the Binance user data
+        # stream, fapi/stream): in publish order, after the native channels got it.
+        self.listeners: list[Callable[[list[Wire]], None]] = []
 
     async def start(self) -> None:
         if self.redis is None:
@@ -114,6 +117,8 @@ class PortfolioFanout:
             for event in events:
                 if isinstance(event, PortfolioEvent):
                     self._deliver_local(event)
+            if self.listeners:
+                self._tell([w for w in map(to_wire, events) if w is not None])
             return
         wires = [w for w in map(to_wire, events) if w is not None]
         if not wires:
@@ -136,6 +141,15 @@ class PortfolioFanout:
         if self.hub.has(topic):  # numbered always, rendered only when someone listens
             wire = (channel, portfolio_id, event.type, event.time, native_data(event.data))
             self.hub.publish(topic, render(wire, seq, channel_seq))
+
+    def _tell(self, wires: list[Wire]) -> None:
+        if not wires:
+            return
+        for listener in self.listeners:
+            try:
+                listener(wires)
+            except Exception:  # a broken listener must not stop the native channels
+                log.exception("WebSocket event listener failed")
 
     def resync(self, portfolio_ids: set[int] | None, reason: str) -> None:
         """Tell local subscribers of these portfolios (None: all) to re-read over REST."""
@@ -217,3 +231,5 @@ class PortfolioFanout:
             if self.hub.has(topic):
                 seq, _, channel_seq = mark.partition(b":")
                 self.hub.publish(topic, render(tuple(wire), int(seq), int(channel_seq)))
+        if self.listeners:
+            self._tell([tuple(w) for w in wires])

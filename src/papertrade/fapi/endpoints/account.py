@@ -89,6 +89,9 @@ async def change_leverage(call: Call) -> Any:
         instrument, max_notional = await position_service.set_leverage(
             uow.session, Venue.of(call.ctx), call.principal, call.portfolio_id, symbol, leverage
         )
+    streams = getattr(call.request.app.state, "binance_streams", None)
+    if streams is not None:  # ACCOUNT_CONFIG_UPDATE on the user data stream (fapi/stream)
+        await streams.account_config(call.portfolio_id, instrument.symbol, leverage)
     return {
         "leverage": leverage,
         "maxNotionalValue": translate.dec(max_notional),
