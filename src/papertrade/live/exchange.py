@@ -8,6 +8,7 @@ host: a testnet, or in tests a second Papertrade's /fapi.
 """
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -190,3 +191,31 @@ async def close_everything(exchange: Any, tag: str) -> list[str]:
         )
         closed.append(str(row["symbol"]))
     return closed
+
+
+# What an exchange's error may carry that must never reach a page or a log a user reads: the
+# signed request (its URL with the query: timestamp, recvWindow, signature) and the key.
+_URL = re.compile(r"\b(?:https?|wss?)://\S+", re.IGNORECASE)
+_SIGNED = re.compile(
+    r"\b(?:signature|timestamp|recvWindow|apiKey|X-MBX-APIKEY)\s*[=:]\s*[^\s&,;\"']*",
+    re.IGNORECASE,
+)
+_SAID = re.compile(r'"msg"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_CODE = re.compile(r'"code"\s*:\s*(-?\d+)')
+
+
+def redact(text: str) -> str:
+    """`text` without any URL or signed-request parameter (and trimmed of what that leaves)."""
+    return re.sub(r"\s{2,}", " ", _SIGNED.sub("", _URL.sub("", text))).strip(" ,;:")
+
+
+def said(error: BaseException) -> str:
+    """What the exchange said, in its own words when its answer had them ("Signature for this
+    request is not valid. (code -1022)"), else the error without the signed request."""
+    text = str(error)
+    found = _SAID.search(text)
+    if found is None:
+        return redact(text).rstrip(".") or type(error).__name__
+    code = _CODE.search(text)
+    words = redact(found.group(1)).rstrip(".")
+    return f"{words} (code {code.group(1)})" if code else words

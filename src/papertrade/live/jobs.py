@@ -206,7 +206,11 @@ async def _failed(
 ) -> str:
     """The exchange said no: recorded; enough of those in a row trip the kill switch."""
     await _record(
-        ctx, live_order_id, "rejected", {"error": f"{type(error).__name__}: {error}"}, quantity
+        ctx,
+        live_order_id,
+        "rejected",
+        {"error": f"{type(error).__name__}: {exchange.said(error)}"},
+        quantity,
     )
     if await _errors(ctx, account_id, reset=False) >= ctx.settings.live_max_consecutive_errors:
         await kill(

@@ -88,5 +88,5 @@ async def _stop(account_id: int, client: Any, close_positions: bool) -> KillRepo
                     client, f"pt-kill-{account_id}-{now_ms()}"
                 )
     except (TimeoutError, exchange.ExchangeError) as exc:
-        report.error = f"{type(exc).__name__}: {exc}"[:300]
+        report.error = f"{type(exc).__name__}: {exchange.said(exc)}"[:300]
     return report

@@ -142,7 +142,7 @@ async def reconcile_account(ctx: AppContext, account_id: int) -> LiveReconciliat
             actual = await exchange.positions(client)
             open_orders = await exchange.open_orders(client)
         except exchange.ExchangeError as exc:
-            status, drift, error = "error", {}, f"{type(exc).__name__}: {exc}"[:300]
+            status, drift, error = "error", {}, f"{type(exc).__name__}: {exchange.said(exc)}"[:300]
             if exchange.transient(exc) and not retried and attempt + 1 < SETTLE_TRIES:
                 # These are reads: one slow or lost answer is tried once more after the pause,
                 # not reported to the owner as "could not check".

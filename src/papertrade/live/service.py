@@ -30,10 +30,18 @@ async def check_key(api_key: str, api_secret: str, base_url: str | None) -> exch
     try:
         async with exchange.connected(api_key, api_secret, base_url) as client:
             checked = await exchange.check_key(client)
+    # In plain words, never with the signed request (its URL, timestamp, signature).
     except exchange.AuthenticationError as exc:
-        raise KeyRefused(f"The exchange refused the key: {exc}") from exc
+        raise KeyRefused(
+            f"The exchange refused the key: {exchange.said(exc)}. Check that the key and the "
+            "secret are copied whole, that futures trading is enabled for the key, and that "
+            "an IP restriction on it allows this service."
+        ) from exc
     except exchange.ExchangeError as exc:
-        raise KeyRefused(f"The key could not be checked at the exchange: {exc}") from exc
+        raise KeyRefused(
+            f"The key could not be checked at the exchange: {exchange.said(exc)}. "
+            "Try again in a minute."
+        ) from exc
     if not checked.can_trade:
         raise KeyRefused("The key cannot trade futures; enable futures trading for it.")
     if checked.withdrawals == "enabled":
