@@ -16,9 +16,14 @@ async def submit_follow(page: Page) -> None:
     await page.click("#follow-form button[type=submit]")
 
 
-async def test_copy_form_risk_settings_and_plain_errors(page: Page, web: WebApp) -> None:
+async def test_copy_form_risk_settings_and_plain_errors(
+    page: Page, web: WebApp, browser: Browser
+) -> None:
+    leader_context = await new_context(browser, web)  # nobody copies their own portfolio
+    leader = await leader_context.new_page()
+    await sign_up_in_browser(leader, unique_email("leader"))
+    led = await call(leader, "POST", "/v1/portfolios", {"name": "lead", "visibility": "public"})
     await sign_up_in_browser(page, unique_email("risky"))
-    led = await call(page, "POST", "/v1/portfolios", {"name": "lead", "visibility": "public"})
     mine = await call(page, "POST", "/v1/portfolios", {"name": "copies"})
     await page.goto(f"/app/social?leader={led['id']}")
     await expect(page.locator("#live-state")).to_have_text("live")  # the social socket is up
@@ -78,16 +83,17 @@ async def test_copy_form_risk_settings_and_plain_errors(page: Page, web: WebApp)
     # Live: the leader's fill is copied and the page hears it over the socket.
     await set_price(web.app, "BTCUSDT", "50000")
     buy = {"symbol": "BTCUSDT", "side": "buy", "type": "market", "quantity": "0.002"}
-    await call(page, "POST", "/v1/order", {"portfolio_id": led["id"], **buy})
+    await call(leader, "POST", "/v1/order", {"portfolio_id": led["id"], **buy})
     line = page.locator("#social-feed li.feed-copy-filled").first
     # 50 USDT of margin capped at 40 (max margin per order), at 5x: 200 USDT, 0.004 BTC.
     await expect(line).to_contain_text("Copied: buy 0.004 BTCUSDT at 50000")
     await set_price(web.app, "SOLUSDT", "150")
     sol = {"symbol": "SOLUSDT", "side": "buy", "type": "market", "quantity": "1"}
-    await call(page, "POST", "/v1/order", {"portfolio_id": led["id"], **sol})
+    await call(leader, "POST", "/v1/order", {"portfolio_id": led["id"], **sol})
     await expect(page.locator("#social-feed li.feed-copy-skipped").first).to_contain_text(
         "Not copied: SOLUSDT, symbol"
     )
+    await leader_context.close()
 
 
 async def test_paid_subscribing_and_the_subscriber_panel(
