@@ -369,3 +369,11 @@ async def test_the_migration_keeps_daily_roots_and_chains_the_first_period_root_
         assert lines[3] == f"prev {statement_hash(old_statement)}"  # chained to the PTA1 root
         assert lines[4:] == [f"P0000007 3 3 {'33' * 32}"]
         assert leaf_count == 1 and GENESIS not in lines[3]
+
+
+def test_the_standalone_script_is_the_verifier_papertrade_runs() -> None:
+    from pathlib import Path
+
+    from papertrade.chain import standalone
+
+    assert SCRIPT.read_bytes() == Path(standalone.__file__).read_bytes()
