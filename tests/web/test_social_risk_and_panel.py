@@ -6,7 +6,7 @@ funds explained, cancel and resubscribe), and the author's subscriber panel."""
 from playwright.async_api import Browser, Page, expect
 
 from tests.conftest import unique_email
-from tests.copytrading.test_leader_stats import snapshots
+from tests.copytrading.test_leader_stats import made_days_ago, snapshots
 from tests.trading_api.helpers import set_price
 from tests.wallet.credit import operator_credit
 from tests.web.conftest import WebApp, call, new_context, sign_up_in_browser
@@ -118,13 +118,16 @@ async def test_paid_subscribing_and_the_subscriber_panel(
     leader = await call(owner, "GET", f"/v1/copy/leaders/{signals['id']}")
     assert leader["profit_share_pct"] == 15
 
+    # a track record that starts 101 days ago (marks before a portfolio existed do not count)
+    await made_days_ago(web.app, signals["id"], 101)
     await snapshots(web.app, signals["id"], [(100, "8000"), (60, "12000"), (20, "9000")])
     await sign_up_in_browser(page, unique_email("fan"))
     await page.goto(f"/p/{signals['code']}")
     # Leader statistics on the page: ROI per window, drawdown (tests/copytrading/test_leader_stats).
     await expect(page.locator("#copy-roi-90")).to_have_text("-16.67%")
     await expect(page.locator("#copy-roi-30")).to_have_text("+11.11%")
-    await expect(page.locator("#copy-roi-7")).to_have_text("—")
+    # the period is older than 7 days and no mark moved in them (time-weighted, docs/social.md)
+    await expect(page.locator("#copy-roi-7")).to_have_text("0.00%")
     await expect(page.locator("#copy-drawdown")).to_have_text("-25.00%")
     await expect(page.locator("#copy-share")).to_have_text("15 %")
     paid = page.locator("#subscribe-paid")
