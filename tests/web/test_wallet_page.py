@@ -83,6 +83,11 @@ async def test_recharge_pay_and_spend_from_the_wallet_page(
     await expect(page.locator("#wallet-balance")).to_contain_text("20")
     await expect(page.locator("#wallet-ledger tbody tr").first).to_contain_text("recharge")
 
-    await page.click("button[data-tier=pro]")
+    # Tiers are chosen on the tiers page, which asks before paying (issue 33, point 3).
+    await page.get_by_role("link", name="Compare the tiers and change yours").click()
+    await page.get_by_role("button", name="Switch to Pro").click()
+    await page.get_by_role("dialog", name="Confirm").get_by_role("button", name="Pay").click()
+    await expect(page.locator("#tiers-mine")).to_contain_text("Your tier: Pro")
+    await page.goto("/app/wallet")
     await expect(page.locator("#tier-name")).to_have_text("pro")
     await expect(page.locator("#wallet-ledger tbody tr").first).to_contain_text("tier_payment")

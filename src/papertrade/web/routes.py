@@ -312,6 +312,13 @@ async def market(request: Request, symbol: str) -> Response:
     )
 
 
+@router.api_route("/tiers", methods=PAGE_METHODS)
+async def tiers_page(request: Request) -> Response:
+    """The tiers side by side (GET /v1/launch/tiers); signed in, choose one (asks first)."""
+    viewer = await _viewer(request)
+    return _page(request, "tiers.html", title="Tiers", script="tiers", viewer=viewer)
+
+
 @router.api_route("/square", methods=PAGE_METHODS)
 async def square(request: Request) -> Response:
     viewer = await _viewer(request)

@@ -6,9 +6,19 @@ import { h, $, $$ } from './dom.js';
 export function toast(message, kind = 'info') {
   const box = $('#toasts');
   if (!box) return;
-  const item = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, message);
+  const item = h('div', { class: `toast toast-${kind}`, role: kind === 'error' ? 'alert' : 'status' }, withLinks(message));
   box.append(item);
   setTimeout(() => item.remove(), kind === 'error' ? 8000 : 4000);
+}
+
+/** A tier refusal names the API's tier table for API clients ("Upgrade to pro under
+ * /v1/launch/tiers."); people read "on the Tiers page" and get a link to it instead. */
+const TIER_PATH = /\s*(?:under |\()?\/v1\/launch\/tiers\)?/g;
+export function withLinks(message) {
+  const text = String(message);
+  if (!TIER_PATH.test(text)) return text;
+  TIER_PATH.lastIndex = 0;
+  return [text.replace(TIER_PATH, ' on the Tiers page'), ' ', h('a', { href: '/tiers' }, 'Compare the tiers')];
 }
 
 /** Show an API error in the form's error line (and mark the field when the API names it). */
@@ -20,7 +30,7 @@ export function formError(form, error) {
     return;
   }
   const message = error.message || String(error);
-  if (line) line.textContent = message;
+  if (line) line.replaceChildren(...[withLinks(message)].flat());
   else toast(message, 'error');
   const named = error.field || String(message).match(/^([a-z_]+):/)?.[1];
   const input = named && form.elements.namedItem(named);

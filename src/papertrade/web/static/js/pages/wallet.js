@@ -2,9 +2,9 @@
 // polled until paid), transfers with portfolios, history. docs/wallet.md, docs/tiers.md.
 
 import { get, post } from '../api.js';
-import { fillTable, h, td, $, $$ } from '../dom.js';
+import { fillTable, h, td, $ } from '../dom.js';
 import { countdown, signedUsd, time, usd } from '../format.js';
-import { busy, onSubmit, toast, wireCopyButtons } from '../ui.js';
+import { onSubmit, toast, wireCopyButtons } from '../ui.js';
 
 let watching = null; // the recharge order being waited for
 
@@ -65,18 +65,6 @@ onSubmit($('#transfer-form'), async (data, form) => {
   toast('Transferred.', 'success');
   await loadWallet();
 });
-
-for (const button of $$('[data-tier]')) {
-  button.addEventListener('click', () => busy(button, async () => {
-    try {
-      await post('/v1/launch/tiers/me', { tier: button.dataset.tier });
-      toast(`Membership: ${button.dataset.tier}.`, 'success');
-      await loadWallet();
-    } catch (error) {
-      toast(error.message, 'error');
-    }
-  }));
-}
 
 wireCopyButtons();
 Promise.all([loadWallet(), loadPortfolios()]).catch((error) => toast(error.message, 'error'));
