@@ -180,3 +180,21 @@ async def test_random_flows_leave_every_figure_at_zero_and_trades_chain_sub_peri
     expected = pct((growth * end / base - 1) * 100)
     shown = await figures(user, anon, pf)
     assert shown[0] == shown[1] == shown[2] == expected
+
+
+async def test_a_wallet_transfer_with_a_position_open_ends_its_sub_period_exactly(
+    user: User, app: FastAPI
+) -> None:
+    """Money from the wallet while a position is up: the sub-period before it ends at the equity
+    of that moment (marked as the transfer is booked), not at the last periodic mark's."""
+    pf = await user.portfolio(name="funded", initial_balance="10000")
+    await set_price(app, "BTCUSDT", "60000")
+    await market(user, pf["id"], "BTCUSDT", "buy", "0.1")
+    await set_price(app, "BTCUSDT", "61000")  # +100 unrealized, no mark since
+    before = D(str((await equity(user, pf["id"]))["equity"]))
+    await transfer_in(app, user, pf["id"], D(10_000))
+    await set_price(app, "BTCUSDT", "60000")  # the gain is gone again, on twice the money
+    now = await equity(user, pf["id"])
+    expected = ((before / 10_000) * (D(str(now["equity"])) / (before + 10_000)) - 1) * 100
+    assert expected > D("0.4")  # +1 % on 10,000, then −100 on 20,100
+    assert abs(pct(now["return_pct"]) - pct(expected)) <= D("0.0002"), (now, expected)

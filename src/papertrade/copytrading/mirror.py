@@ -530,7 +530,7 @@ async def _portfolio_stops(
     for relation in relations.values():
         if relation.status != copies.ENDED and await stop_breached(uow, venue, relation):
             await copies.close_copied(uow, venue, relation)
-            await copies.end(uow, relation, "stop")
+            await copies.end(uow, relation, "stop", market=venue.market)
 
 
 async def stop_breached(uow: AsyncWork, venue: Venue, relation: CopyRelation) -> bool:

@@ -7,6 +7,7 @@ from decimal import Decimal
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.accounts import returns
 from papertrade.auth.principal import Principal
 from papertrade.copytrading import rules
 from papertrade.copytrading.events import CopyEnded, RevenueShareSettled
@@ -15,6 +16,7 @@ from papertrade.errors import Conflict, NotFound
 from papertrade.kit.decimals import ZERO
 from papertrade.ledger.events import BalanceChanged
 from papertrade.ledger.service import post
+from papertrade.market.feed import MarketFeed
 from papertrade.models import (
     CopyLeader,
     CopyRelation,
@@ -170,7 +172,7 @@ async def unfollow(
         raise Conflict("This copy has already ended.", code="copy_ended")
     if close_positions:
         await close_copied(uow, venue, relation)
-    await end(uow, relation, "unfollow")
+    await end(uow, relation, "unfollow", market=venue.market)
     return relation
 
 
@@ -213,7 +215,9 @@ async def close_copied(uow: AsyncWork, venue: Venue, relation: CopyRelation) -> 
         relation.cum_net_pnl += order.realized_pnl - order.commission
 
 
-async def end(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySettlement:
+async def end(
+    uow: AsyncWork, relation: CopyRelation, reason: str, *, market: MarketFeed | None = None
+) -> CopySettlement:
     relation.status = ENDED
     relation.end_reason = reason
     relation.ended_at = uow.now()
@@ -226,7 +230,7 @@ async def end(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySettle
             reason=reason,
         )
     )
-    return await settle(uow, relation, reason)
+    return await settle(uow, relation, reason, market=market)
 
 
 async def payout_portfolio_id(session: AsyncSession, relation: CopyRelation) -> int:
@@ -245,10 +249,14 @@ async def payout_portfolio_id(session: AsyncSession, relation: CopyRelation) -> 
     return relation.leader_portfolio_id
 
 
-async def settle(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySettlement:
+async def settle(
+    uow: AsyncWork, relation: CopyRelation, reason: str, *, market: MarketFeed | None = None
+) -> CopySettlement:
     """Charge the revenue share on the net PnL above the high-water mark: the fee leaves the
     follower's portfolio for a portfolio of the leader's choosing, both through the ledger. It
-    is paper money and never reaches a wallet (docs/social.md, docs/wallet.md)."""
+    is paper money and never reaches a wallet (docs/social.md, docs/wallet.md). With the market
+    at hand, both portfolios' equity is marked just before (the fee is a cash flow: their
+    time-weighted returns end the sub-period there, exactly)."""
     follower = await uow.session.scalar(
         select(Portfolio).where(Portfolio.id == relation.follower_portfolio_id).with_for_update()
     )
@@ -281,6 +289,9 @@ async def settle(uow: AsyncWork, relation: CopyRelation, reason: str) -> CopySet
             select(Portfolio).where(Portfolio.id == receiver_id).with_for_update()
         )
         assert receiver is not None
+        if market is not None:
+            for portfolio in (follower, receiver):
+                await returns.mark_before_flow(uow, market, portfolio)
         post(uow, follower, LedgerKind.PROFIT_SHARE, -share.fee, note=note)
         post(uow, receiver, LedgerKind.PROFIT_SHARE, share.fee, note=note)
         relation.fees_paid += share.fee

@@ -47,7 +47,7 @@ async def settle_one(ctx: AppContext, venue: Venue, relation_id: int) -> str:
             return "skipped"
         if await stop_breached(uow, venue, relation):
             await copies.close_copied(uow, venue, relation)
-            await copies.end(uow, relation, "stop")
+            await copies.end(uow, relation, "stop", market=venue.market)
             return "stopped"
         week = week_start(uow.now())
         if relation.settled_week >= week:
@@ -56,7 +56,7 @@ async def settle_one(ctx: AppContext, venue: Venue, relation_id: int) -> str:
             return "rolled"
         relation.settled_week = week
         if relation.cum_net_pnl > relation.hwm:
-            await copies.settle(uow, relation, "weekly")
+            await copies.settle(uow, relation, "weekly", market=venue.market)
             return "settled"
         return "skipped"
 

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from papertrade.accounts import returns
 from papertrade.auth.principal import Principal
 from papertrade.errors import BadRequest
 from papertrade.kit.dbtypes import decimal_sum
@@ -125,8 +126,8 @@ async def transfer(
 ) -> Wallet:
     """Move `amount` from the caller's wallet into one of the caller's portfolios (at most what
     the wallet holds). The other way is refused (portfolio_money_is_paper): paper money never
-    becomes wallet money. `market` is unused since that direction went; kept for callers."""
-    del market
+    becomes wallet money. The portfolio's equity is marked just before (a cash flow: its
+    time-weighted return ends the sub-period there, exactly)."""
     if not to_portfolio:
         raise paper_stays_paper()
     amount = usdt6(amount)
@@ -137,6 +138,8 @@ async def transfer(
     if enforce_tier:  # a read-only portfolio (over the tier) takes nothing in
         await tier_limits.check_portfolio_writable(uow.session, portfolio.id, uow.now())
     note = f"to portfolio {portfolio.code}"
+    if market is not None:
+        await returns.mark_before_flow(uow, market, portfolio)
     post_wallet(uow, wallet, kind, -amount, actor=actor, portfolio_id=portfolio.id, note=note)
     post(uow, portfolio, kind, amount, note="from the wallet")
     uow.emit(BalanceChanged(portfolio_id=portfolio.id, balance=portfolio.balance))
