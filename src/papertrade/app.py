@@ -43,6 +43,7 @@ from papertrade.textguard import NulGuardMiddleware
 from papertrade.tg.sender import TelegramSender
 from papertrade.web import account_pages
 from papertrade.web import routes as web_routes
+from papertrade.web import track_record as track_record_page
 from papertrade.webhooks import endpoints as webhook_endpoints
 from papertrade.ws import service as ws_service
 
@@ -160,6 +161,7 @@ def create_app(
     app.include_router(webhook_endpoints.root_router)
     _add_platform_routes(app, ctx, guard)
     app.include_router(account_pages.router)  # before the catch-alls of web_routes
+    app.include_router(track_record_page.router)
     app.include_router(web_routes.router)
     app.add_middleware(IdempotencyMiddleware, ctx=ctx)
     app.add_middleware(NulGuardMiddleware, settings=settings)

@@ -185,7 +185,7 @@ async function load() {
 }
 
 // The attested track record (docs/attestation.md): "verified through <day>" once an anchored
-// daily root covers the portfolio's chain, with links to the chain and the day's signed root.
+// root covers the portfolio's chain, with a link to its track-record page (/p/<code>/track-record).
 async function attestation() {
   try {
     const a = await get(`/v1/chain/portfolios/${encodeURIComponent(code)}`, { on401: 'throw' });
@@ -195,7 +195,6 @@ async function attestation() {
         ? `✓ Track record verified through ${a.verified_through}`
         : `✓ Verified through ${a.verified_through} · newer trades wait for their day's root`;
       badge.className = 'badge badge-on';
-      $('#pub-attest-root').href = `/v1/chain/roots/${a.verified_through}`;
     } else {
       badge.textContent = a.head_seq ? 'Track record chained · first daily root pending' : 'No trades yet';
       badge.className = 'badge badge-off';
