@@ -59,13 +59,23 @@ async def test_a_strategy_thread_and_its_owners_inbox(app: FastAPI, user_factory
     # The owner hears of each comment on the strategy; the fan of the owner's reply.
     told = await wait_for_inbox(owner, 3, kind="comment")
     bodies = {n["data"]["comment_id"]: n["body"] for n in told}
-    assert bodies[first["id"]] == f"Comment #{first['id']} on strategy #{sid}."
-    assert bodies[second["id"]] == f"Comment #{second['id']} on strategy #{sid}."
+    # Named in words: who wrote, on which strategy (name and code), linking to its page.
+    fan_name = f"trader{(await fan.get('/v1/user')).json()['id']}"
+    owner_name = f"trader{(await owner.get('/v1/user')).json()['id']}"
+    strategy = (await owner.get(f"/v1/strategies/{sid}")).json()
+    on = f"strategy {strategy['name']} ({strategy['code']})"
+    assert bodies[first["id"]] == f"{fan_name} commented on {on}."
+    assert bodies[second["id"]] == f"{fan_name} commented on {on}."
+    assert {n["link"] for n in told if n["data"]["comment_id"] in bodies} >= {
+        f"/s/{strategy['code']}"
+    }
+    assert told[0]["link"] == f"/s/{strategy['code']}"  # the newest: the second on the strategy
     (answered,) = await wait_for_inbox(fan, 1, kind="comment")
     assert (answered["title"], answered["body"]) == (
         "New reply",
-        f"Comment #{reply['id']} on strategy #{sid}.",
+        f"{owner_name} replied to a comment on {on}.",
     )
+    assert listed[1]["author_name"] == fan_name
     assert reply["id"] not in {n["data"]["comment_id"] for n in told}  # not of their own words
 
 

@@ -143,6 +143,8 @@ async def test_comments_reach_the_owner_and_the_author_replied_to(
             "author_user_id": fan.id,
             "owner_user_id": owner.id,
             "parent_author_user_id": None,
+            "author_name": f"trader{fan.id}",  # public names (never an address), for the inbox
+            "target_name": "talk",
         }
         # The thread the client re-reads has the words, exactly as written.
         (listed,) = (await owner.get("/v1/comments", params={"portfolio_id": pid})).json()

@@ -35,7 +35,9 @@ async def test_a_comment_tells_the_owner_and_a_reply_tells_the_author_replied_to
     first = await posted(fan, "/v1/comments", {"portfolio_id": pid, "text": "nice"})
     (told,) = await wait_for_inbox(owner, 1, kind="comment")
     assert (told["title"], told["data"]["comment_id"]) == ("New comment", first["id"])
-    assert told["body"] == f"Comment #{first['id']} on portfolio #{pid}."
+    fan_id = (await fan.get("/v1/user")).json()["id"]
+    code = f"P{pid:07d}"
+    assert told["body"] == f"trader{fan_id} commented on portfolio talk ({code})."
 
     reply = await posted(
         owner, "/v1/comments", {"portfolio_id": pid, "text": "thanks", "parent_id": first["id"]}
@@ -159,4 +161,27 @@ async def test_a_deployment_that_fails_is_paused_and_tells_its_owner_why(
         "strategy_id": strategy["id"],
         "deployment_id": deployed["id"],
         "portfolio_name": "doomed",
+        "portfolio_code": portfolio["code"],
+        "link": f"/s/{strategy['code']}",
     }
+
+
+async def test_a_leader_hears_of_a_new_copier_and_an_owner_of_a_new_subscriber(
+    app: FastAPI, user_factory: Any
+) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await follower.patch("/v1/user/profile", json={"display_name": "Copy Cat"})
+    await follow(follower, led["id"], mine["id"], mode="fixed_ratio", allocation=1000)
+    (copier,) = await wait_for_inbox(leader, 1, kind="audience")
+    code = led["code"]
+    assert copier["title"] == f"New copier of {code}"
+    assert copier["body"] == (
+        f"Copy Cat started copying {led['name']} ({code}) with 1000 USDT (a fixed ratio)."
+    )
+    assert copier["link"] == f"/p/{code}"
+    await posted(follower, "/v1/subscribe", {"portfolio_id": led["id"]})
+    subscriber, _ = await wait_for_inbox(leader, 2, kind="audience")
+    assert subscriber["body"] == f"Copy Cat subscribed to your portfolio {led['name']} ({code})."
+    assert (await inbox(follower, kind="audience"))["notifications"] == []

@@ -28,7 +28,7 @@ async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Brow
     await page.click("#copy-link")
     await page.wait_for_url(f"**/app/social?leader={led['id']}")
     await expect(page.locator("#copies-empty")).to_be_visible()
-    await expect(page.locator("#follow-leader")).to_have_value(str(led["id"]))
+    await expect(page.locator("#follow-leader")).to_have_value(led["code"])
 
     await page.select_option("#follow-portfolio", str(mine["id"]))
     await page.select_option("#follow-mode", "fixed_amount")
@@ -72,6 +72,63 @@ async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Brow
     await expect(sub.locator(".sub-status")).to_have_text("active")
     await sub.locator("text=Cancel").click()
     await expect(sub.locator(".sub-status")).to_have_text("cancelled")
+    await leader_context.close()
+
+
+async def test_social_pages_speak_in_codes_names_and_words(
+    page: Page, web: WebApp, browser: Browser
+) -> None:
+    """Issue 33, point 4: the copy form takes the code shown everywhere; the Copying table, the
+    comments and the leader's inbox name portfolios and people, not ids; the rules are a page."""
+    leader_context = await new_context(browser, web)
+    leader = await leader_context.new_page()
+    await sign_up_in_browser(leader, unique_email("ann"))
+    await call(leader, "PATCH", "/v1/user/profile", {"display_name": "Ann Leads"})
+    led = await call(
+        leader,
+        "POST",
+        "/v1/portfolios",
+        {"name": "steady gains", "visibility": "public", "initial_balance": "10000"},
+    )
+    await sign_up_in_browser(page, unique_email("bob"))
+    await call(page, "PATCH", "/v1/user/profile", {"display_name": "Bob Copies"})
+    mine = await call(page, "POST", "/v1/portfolios", {"name": "my copies"})
+
+    await page.goto("/app/social")
+    await page.fill("#follow-leader", led["code"])  # the code, as the pages show it
+    await page.select_option("#follow-portfolio", str(mine["id"]))
+    await page.select_option("#follow-mode", "fixed_amount")
+    await page.fill("#follow-size", "5")
+    await page.fill("#follow-allocation", "1000")
+    await page.click("#follow-form button[type=submit]")
+    row = page.locator("#copies-table tbody tr").first
+    await expect(row.locator(".copy-leader")).to_have_text(f"steady gains ({led['code']})")
+    await expect(row.locator(".copy-into")).to_have_text(f"my copies ({mine['code']})")
+    await expect(row.locator(".copy-mode")).to_have_text("Fixed amount: 5 USDT margin per order")
+    rules = page.get_by_role("link", name="How copying, the revenue share and subscriptions work")
+    await rules.click()
+    await page.wait_for_url("**/help/copying")
+    await expect(page.locator("h1")).to_have_text("How copying and following work")
+    await expect(page.locator("#help-share")).to_be_visible()
+
+    await page.goto(f"/p/{led['code']}")
+    await page.fill("#comment-text", "how do you size?")
+    await page.click("#comment-form button[type=submit]")
+    first = page.locator("#comment-list > li").first
+    await expect(first.locator(".comment-author")).to_have_text("Bob Copies")
+    await expect(first).not_to_contain_text("user ")
+
+    await leader.goto("/app/inbox")
+    items = leader.locator("#inbox-list > li")
+    commented = items.filter(has_text="New comment")
+    await expect(commented).to_contain_text(
+        f"Bob Copies commented on portfolio steady gains ({led['code']})."
+    )
+    await expect(commented.get_by_role("link")).to_have_attribute("href", f"/p/{led['code']}")
+    copier = items.filter(has_text="New copier")
+    await expect(copier).to_contain_text(
+        f"Bob Copies started copying steady gains ({led['code']}) with 1000 USDT"
+    )
     await leader_context.close()
 
 

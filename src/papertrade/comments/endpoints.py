@@ -1,5 +1,6 @@
 """/v1/comments: comments on public portfolios and strategies."""
 
+from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -18,18 +19,21 @@ Limit = Annotated[int, Query(ge=1, le=100)]
 HOUR_S = 3600
 
 
-def render(comment: Comment, replies: list[Comment] | None = None) -> CommentRead:
+def render(
+    comment: Comment, names: Mapping[int, str], replies: list[Comment] | None = None
+) -> CommentRead:
     return CommentRead(
         id=comment.id,
         portfolio_id=comment.portfolio_id,
         strategy_id=comment.strategy_id,
         user_id=comment.user_id,
+        author_name=names.get(comment.user_id, ""),
         parent_id=comment.parent_id,
         text=comment.text,
         deleted=comment.deleted_at is not None,
         created_at=comment.created_at,
         edited_at=comment.edited_at,
-        replies=[render(reply) for reply in replies or []],
+        replies=[render(reply, names) for reply in replies or []],
     )
 
 
@@ -47,7 +51,7 @@ async def create(body: CommentCreate, principal: Writer, ctx: Ctx) -> CommentRea
     async with ctx.transaction() as uow:
         target = Target(body.portfolio_id, body.strategy_id)
         comment = await service.post(uow, principal, target, body.text, body.parent_id)
-        return render(comment)
+        return render(comment, await service.author_names(uow.session, [comment]))
 
 
 @router.get("/comments", response_model=list[CommentRead])
@@ -72,7 +76,9 @@ async def listing(
             before_id=before_id,
             limit=limit,
         )
-        return [render(top, replies[top.id]) for top in tops]
+        every = [*tops, *(reply for top in tops for reply in replies[top.id])]
+        names = await service.author_names(session, every)
+        return [render(top, names, replies[top.id]) for top in tops]
 
 
 @router.patch("/comments/{comment_id}", response_model=CommentRead)
@@ -80,7 +86,8 @@ async def edit(comment_id: Id, body: CommentEdit, principal: Writer, ctx: Ctx) -
     """Edit my comment, within the edit window after posting."""
     async with ctx.transaction() as uow:
         window = ctx.settings.comment_edit_window_s
-        return render(await service.edit(uow, principal.user_id, comment_id, body.text, window))
+        comment = await service.edit(uow, principal.user_id, comment_id, body.text, window)
+        return render(comment, await service.author_names(uow.session, [comment]))
 
 
 @router.delete("/comments/{comment_id}", response_model=Ok)

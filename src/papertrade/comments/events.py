@@ -30,6 +30,8 @@ class CommentPosted(CommentEvent):
     type = "comment.posted"
     durable = True
     parent_author_user_id: int | None
+    author_name: str = ""  # the author's public name, for the notification
+    target_name: str = ""  # the portfolio's or strategy's name
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -47,6 +47,9 @@ class CommentRead(Schema):
     portfolio_id: int | None
     strategy_id: int | None
     user_id: int
+    author_name: str = Field(
+        default="", description="The author's public name (their profile is /u/{user_id})."
+    )
     parent_id: int | None
     text: str = Field(description="As written: render it escaped (it is not HTML).")
     deleted: bool

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.auth.principal import Principal
 from papertrade.comments.events import CommentDeleted, CommentPosted
 from papertrade.errors import Conflict, NotFound
-from papertrade.models import Comment, Portfolio, Strategy
+from papertrade.models import Comment, Portfolio, Strategy, User
+from papertrade.profiles.names import public_name
 from papertrade.uow import AsyncWork
 
 
@@ -23,6 +24,7 @@ class Target:
     portfolio_id: int | None
     strategy_id: int | None
     owner_user_id: int = 0
+    name: str = ""  # the portfolio's or strategy's, once looked up
 
     def holds(self, comment: Comment) -> bool:
         return (comment.portfolio_id, comment.strategy_id) == (self.portfolio_id, self.strategy_id)
@@ -56,7 +58,7 @@ async def visible_target(session: AsyncSession, user_id: int | None, target: Tar
         thing = await session.get(Portfolio, target.portfolio_id)
     if thing is None or not can_see(thing, user_id):
         raise target_not_found(target)
-    return Target(target.portfolio_id, target.strategy_id, thing.user_id)
+    return Target(target.portfolio_id, target.strategy_id, thing.user_id, thing.name)
 
 
 async def post(
@@ -85,6 +87,7 @@ async def post(
     )
     session.add(comment)
     await session.flush()
+    author = await session.get(User, principal.user_id)
     uow.emit(
         CommentPosted(
             comment_id=comment.id,
@@ -93,6 +96,8 @@ async def post(
             author_user_id=principal.user_id,
             owner_user_id=target.owner_user_id,
             parent_author_user_id=parent_author,
+            author_name=public_name(author) if author is not None else "",
+            target_name=target.name,
         )
     )
     return comment
@@ -182,3 +187,12 @@ async def remove_all_by(uow: AsyncWork, user_id: int) -> None:
         .where(Comment.user_id == user_id, Comment.deleted_at.is_(None))
         .values(deleted_at=uow.now(), text="")
     )
+
+
+async def author_names(session: AsyncSession, comments: Sequence[Comment]) -> dict[int, str]:
+    """The public names of the comments' authors (never an address)."""
+    ids = {comment.user_id for comment in comments}
+    if not ids:
+        return {}
+    users = await session.scalars(select(User).where(User.id.in_(ids)))
+    return {user.id: public_name(user) for user in users.all()}

@@ -1,9 +1,12 @@
 """/v1/copy/*: follow a public portfolio, manage my copies, read copied trades and the
 revenue-share events; leaders set their profit share."""
 
+from collections.abc import Iterable, Mapping
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.v1 import Caller, Ctx, Writer
 from papertrade.copytrading import leaders, service
@@ -19,19 +22,43 @@ from papertrade.copytrading.schemas import (
 )
 from papertrade.kit.ids import Id
 from papertrade.kit.time import now_ms
-from papertrade.models import CopyRelation
+from papertrade.models import CopyRelation, Portfolio
+from papertrade.models.portfolio import code_of
 from papertrade.orders.pricing import Venue
 
 router = APIRouter(tags=["copy trading"])
 Limit = Annotated[int, Query(ge=1, le=200)]
 
 
-def render(relation: CopyRelation, user_id: int) -> RelationRead:
+async def portfolio_names(
+    session: AsyncSession, relations: Iterable[CopyRelation]
+) -> dict[int, str]:
+    """The names of the portfolios on either side of `relations` (deleted ones left out)."""
+    ids = {r.leader_portfolio_id for r in relations} | {r.follower_portfolio_id for r in relations}
+    if not ids:
+        return {}
+    rows = await session.execute(
+        select(Portfolio.id, Portfolio.name).where(
+            Portfolio.id.in_(ids), Portfolio.deleted_at.is_(None)
+        )
+    )
+    return {row.id: row.name for row in rows}
+
+
+def render(
+    relation: CopyRelation, user_id: int, names: Mapping[int, str] | None = None
+) -> RelationRead:
+    names = names or {}
+    follower = relation.follower_user_id == user_id
     return RelationRead(
         id=relation.id,
-        role="follower" if relation.follower_user_id == user_id else "leader",
+        role="follower" if follower else "leader",
         leader_portfolio_id=relation.leader_portfolio_id,
+        leader_portfolio_code=code_of(relation.leader_portfolio_id),
+        leader_portfolio_name=names.get(relation.leader_portfolio_id),
         portfolio_id=relation.follower_portfolio_id,
+        portfolio_code=code_of(relation.follower_portfolio_id),
+        portfolio_name=names.get(relation.follower_portfolio_id) if follower else None,
         mode=relation.mode,
         allocation=relation.allocation,
         amount=relation.amount,
@@ -59,24 +86,25 @@ async def follow(body: RelationCreate, principal: Writer, ctx: Ctx) -> RelationR
         relation = await service.follow(
             uow, principal, body, enforce_tier=ctx.settings.tiers_enforced
         )
-        return render(relation, principal.user_id)
+        names = await portfolio_names(uow.session, [relation])
+        return render(relation, principal.user_id, names)
 
 
 @router.get("/copy/relations", response_model=list[RelationRead])
 async def mine(principal: Caller, ctx: Ctx) -> list[RelationRead]:
     """My copies, and the copies of my portfolios (as their leader), newest first."""
     async with ctx.db.reader() as session:
-        return [
-            render(r, principal.user_id) for r in await service.mine(session, principal.user_id)
-        ]
+        relations = await service.mine(session, principal.user_id)
+        names = await portfolio_names(session, relations)
+        return [render(r, principal.user_id, names) for r in relations]
 
 
 @router.get("/copy/relations/{relation_id}", response_model=RelationRead)
 async def one(relation_id: Id, principal: Caller, ctx: Ctx) -> RelationRead:
     async with ctx.db.reader() as session:
-        return render(
-            await service.visible(session, principal.user_id, relation_id), principal.user_id
-        )
+        relation = await service.visible(session, principal.user_id, relation_id)
+        names = await portfolio_names(session, [relation])
+        return render(relation, principal.user_id, names)
 
 
 @router.post("/copy/relations/{relation_id}/pause", response_model=RelationRead)
@@ -84,14 +112,14 @@ async def pause(relation_id: Id, principal: Writer, ctx: Ctx) -> RelationRead:
     """Stop copying opens; closes of copied positions still mirror."""
     async with ctx.transaction() as uow:
         relation = await service.pause(uow, principal.user_id, relation_id, paused=True)
-        return render(relation, principal.user_id)
+        return render(relation, principal.user_id, await portfolio_names(uow.session, [relation]))
 
 
 @router.post("/copy/relations/{relation_id}/resume", response_model=RelationRead)
 async def resume(relation_id: Id, principal: Writer, ctx: Ctx) -> RelationRead:
     async with ctx.transaction() as uow:
         relation = await service.pause(uow, principal.user_id, relation_id, paused=False)
-        return render(relation, principal.user_id)
+        return render(relation, principal.user_id, await portfolio_names(uow.session, [relation]))
 
 
 @router.post("/copy/relations/{relation_id}/unfollow", response_model=RelationRead)
@@ -102,7 +130,7 @@ async def unfollow(relation_id: Id, body: Unfollow, principal: Writer, ctx: Ctx)
         relation = await service.unfollow(
             uow, Venue.of(ctx), principal.user_id, relation_id, close_positions=body.close_positions
         )
-        return render(relation, principal.user_id)
+        return render(relation, principal.user_id, await portfolio_names(uow.session, [relation]))
 
 
 @router.get("/copy/relations/{relation_id}/trades", response_model=list[CopyTradeRead])

@@ -126,3 +126,30 @@ class RevenueShareSettled(DomainEvent):
             "fee": self.fee,
             "payout_portfolio_id": self.payout_portfolio_id,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CopyStarted(DomainEvent):
+    """Someone started copying a portfolio: its owner (the leader) is told who, into what size."""
+
+    type = "copy.started"
+    durable = True
+    relation_id: int
+    leader_user_id: int
+    leader_portfolio_id: int
+    leader_portfolio_name: str
+    follower_name: str
+    mode: str
+    allocation: Decimal
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "relation_id": self.relation_id,
+            "leader_user_id": self.leader_user_id,
+            "leader_portfolio_id": self.leader_portfolio_id,
+            "leader_portfolio_name": self.leader_portfolio_name,
+            "follower_name": self.follower_name,
+            "mode": self.mode,
+            "allocation": self.allocation,
+        }

@@ -1,18 +1,21 @@
 """Bodies of /v1/copy/*."""
 
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from papertrade.kit.ids import Id
 from papertrade.kit.schemas import Money, Number, Schema, StrictInput
+from papertrade.models.portfolio import id_from_code
 
 Mode = Literal["fixed_amount", "fixed_ratio", "multiplier"]
 
 
 class RelationCreate(StrictInput):
-    leader_portfolio_id: Id = Field(description="The public portfolio to copy.")
+    leader_portfolio_id: Id = Field(
+        description='The public portfolio to copy: its id, or its code ("P0000012").'
+    )
     portfolio_id: Id = Field(description="One of my portfolios, where the copies go.")
     mode: Mode
     allocation: Decimal = Field(
@@ -45,6 +48,17 @@ class RelationCreate(StrictInput):
         description="Lower the slippage cap on opens.",
     )
     symbols: list[str] = Field(default_factory=list, max_length=50)
+
+    @field_validator("leader_portfolio_id", mode="before")
+    @classmethod
+    def _code_or_id(cls, value: Any) -> Any:
+        """A portfolio's code (as its pages show it) names it as well as its id."""
+        if isinstance(value, str) and value[:1] in "Pp":
+            found = id_from_code(value.strip())
+            if found is None:
+                raise ValueError("a portfolio code is P followed by digits, like P0000012")
+            return found
+        return value
 
     @model_validator(mode="after")
     def _mode_needs(self) -> "RelationCreate":
@@ -98,7 +112,15 @@ class RelationRead(Schema):
     id: int
     role: str = Field(description="follower (my copy) or leader (a copy of my portfolio)")
     leader_portfolio_id: int
+    leader_portfolio_code: str = Field(description="The copied portfolio's code (P0000012).")
+    leader_portfolio_name: str | None = Field(
+        description="The copied portfolio's name (null once deleted)."
+    )
     portfolio_id: int
+    portfolio_code: str = Field(description="The code of the portfolio the copies go into.")
+    portfolio_name: str | None = Field(
+        description="Its name, for the follower only (null for the leader, and once deleted)."
+    )
     mode: str
     allocation: Money
     amount: Money | None

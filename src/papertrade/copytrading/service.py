@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.accounts import returns
 from papertrade.auth.principal import Principal
 from papertrade.copytrading import rules
-from papertrade.copytrading.events import CopyEnded, RevenueShareSettled
+from papertrade.copytrading.events import CopyEnded, CopyStarted, RevenueShareSettled
 from papertrade.copytrading.schemas import RelationCreate
 from papertrade.errors import Conflict, NotFound
 from papertrade.kit.decimals import ZERO
@@ -25,11 +25,13 @@ from papertrade.models import (
     OutboxEvent,
     Portfolio,
     Position,
+    User,
 )
 from papertrade.orders import service as orders
 from papertrade.orders.commands import PlaceOrder
 from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolios
+from papertrade.profiles.names import public_name
 from papertrade.tiers import limits
 from papertrade.trading.enums import Action, LedgerKind, OrderType
 from papertrade.trading.errors import TradingRuleError
@@ -122,6 +124,18 @@ async def follow(
     )
     session.add(relation)
     await session.flush()
+    follower = await session.get(User, principal.user_id)
+    uow.emit(
+        CopyStarted(
+            relation_id=relation.id,
+            leader_user_id=leader.user_id,
+            leader_portfolio_id=leader.id,
+            leader_portfolio_name=leader.name,
+            follower_name=public_name(follower) if follower is not None else "A trader",
+            mode=relation.mode,
+            allocation=relation.allocation,
+        )
+    )
     return relation
 
 

@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import Any
 
 from papertrade.kit.decimals import money_text, plain
+from papertrade.models.portfolio import code_of as portfolio_code
+from papertrade.models.strategy import code_of as strategy_code
 from papertrade.notifications.kinds import Channels, Kind, Message, page_of, users
 from papertrade.outbox.store import StoredEvent
 from papertrade.tg.text import close_notice, cornix_block
@@ -129,13 +131,19 @@ def _subscription_changed(event: StoredEvent) -> Message:
 
 def _comment(event: StoredEvent) -> Message:
     data = event.data
-    title = "New comment" if data.get("parent_author_user_id") is None else "New reply"
-    # Events stored before strategies had comments name no strategy_id.
+    reply = data.get("parent_author_user_id") is not None
+    title = "New reply" if reply else "New comment"
+    # Events stored before they carried names say the code alone.
+    who = data.get("author_name") or "Someone"
     if data.get("strategy_id") is not None:
-        body = f"Comment #{data['comment_id']} on strategy #{data['strategy_id']}."
+        what, code = "strategy", strategy_code(int(data["strategy_id"]))
     else:
-        body = f"Comment #{data['comment_id']} on portfolio #{data['portfolio_id']}."
-    return Message(title, body, {"comment_id": data["comment_id"]})
+        what, code = "portfolio", portfolio_code(int(data["portfolio_id"]))
+    name = data.get("target_name")
+    on = f"{what} {name} ({code})" if name else f"{what} {code}"
+    verb = "replied to a comment on" if reply else "commented on"
+    page = page_of(portfolio_id=data.get("portfolio_id"), strategy_id=data.get("strategy_id"))
+    return Message(title, f"{who} {verb} {on}.", {"comment_id": data["comment_id"]}, link=page)
 
 
 def _comment_readers(event: StoredEvent) -> Iterable[int]:
@@ -165,7 +173,8 @@ def _strategy_paused(event: StoredEvent) -> Message:
     data = event.data
     body = f"Deployment #{data.get('deployment_id')} was paused: {data.get('reason')}"
     keep = {k: data.get(k) for k in ("strategy_id", "deployment_id")}
-    return Message("Strategy paused", body, keep)
+    page = page_of(strategy_id=data.get("strategy_id"))
+    return Message("Strategy paused", body, keep, link=page)
 
 
 def _live_drift(event: StoredEvent) -> Message:
@@ -179,6 +188,39 @@ def _live_drift(event: StoredEvent) -> Message:
         parts.append(f"{len(drift['open_orders'])} open order(s) the mirror did not place")
     body = f"Live account {data.get('label')!r} differs from what was mirrored: " + "; ".join(parts)
     return Message("Live account drift", body + ".", {"live_account_id": data["live_account_id"]})
+
+
+MODES = {
+    "fixed_amount": "a fixed margin per order",
+    "fixed_ratio": "a fixed ratio",
+    "multiplier": "a multiple of your size",
+}
+
+
+def _copy_started(event: StoredEvent) -> Message:
+    data = event.data
+    code = portfolio_code(int(data["leader_portfolio_id"]))
+    body = (
+        f"{data['follower_name']} started copying {data['leader_portfolio_name']} ({code}) with "
+        f"{_money(data['allocation'])} USDT ({MODES.get(data['mode'], data['mode'])})."
+    )
+    keep = {k: data.get(k) for k in ("relation_id", "leader_portfolio_id")}
+    page = page_of(portfolio_id=data["leader_portfolio_id"])
+    return Message(f"New copier of {code}", body, keep, link=page)
+
+
+def _new_subscriber(event: StoredEvent) -> Message:
+    data = event.data
+    if data.get("strategy_id") is not None:
+        what, code = "strategy", strategy_code(int(data["strategy_id"]))
+        verb = "follows the signals of"
+    else:
+        what, code = "portfolio", portfolio_code(int(data["portfolio_id"]))
+        verb = "subscribed (paid) to" if data.get("tier") == "paid" else "subscribed to"
+    body = f"{data['subscriber_name']} {verb} your {what} {data['name']} ({code})."
+    keep = {k: data.get(k) for k in ("subscription_id", "portfolio_id", "strategy_id", "tier")}
+    page = page_of(portfolio_id=data.get("portfolio_id"), strategy_id=data.get("strategy_id"))
+    return Message(f"New subscriber of {code}", body, keep, link=page)
 
 
 COPY = Kind(
@@ -241,4 +283,15 @@ LIVE = Kind(
     {"live.drift": users("user_id")},
 )
 
-AREA_KINDS = (COPY, SUBSCRIPTION, COMMENT, WALLET, FEEDBACK, STRATEGY, LIVE)
+AUDIENCE = Kind(
+    "audience",
+    "Someone subscribed to, followed or started copying one of your portfolios or strategies.",
+    Channels(inbox=True, telegram=False, email=False),
+    {"copy.started": _copy_started, "subscription.new_subscriber": _new_subscriber},
+    {
+        "copy.started": users("leader_user_id"),
+        "subscription.new_subscriber": users("owner_user_id"),
+    },
+)
+
+AREA_KINDS = (COPY, SUBSCRIPTION, AUDIENCE, COMMENT, WALLET, FEEDBACK, STRATEGY, LIVE)

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from papertrade.context import AppContext
 from papertrade.models import Portfolio
+from papertrade.models.portfolio import code_of
 from papertrade.notifications import service
 from papertrade.notifications.catalogue import BY_EVENT
 from papertrade.outbox.dispatcher import Consumer
@@ -35,24 +36,30 @@ async def notify(uow: AsyncWork, events: Sequence[StoredEvent], base_url: str) -
     pending: list[service.Pending] = []
     for event in events:
         kind = BY_EVENT.get(event.type)
-        owner = owners.get(event.portfolio_id) if event.portfolio_id is not None else None
+        owner_id = event.portfolio_id
+        owner = owners.get(owner_id) if owner_id is not None else None
         named = kind.recipients.get(event.type) if kind is not None else None
         if kind is None or (named is None and owner is None):  # not ours, or portfolio deleted
             continue
         message = kind.renderers[event.type](event)
         if message is None:
             continue
-        if owner is not None:
-            message = replace(message, data={**message.data, "portfolio_name": owner[1]})
+        if owner is not None and owner_id is not None:
+            named_portfolio = {"portfolio_name": owner[1], "portfolio_code": code_of(owner_id)}
+            message = replace(message, data={**message.data, **named_portfolio})
         if message.link is not None and message.telegram is not None:
             message = replace(
                 message, telegram=text.linked(message.telegram, base_url + message.link)
             )
         readers = named(event) if named is not None else [owner[0]] if owner else []
-        pending.extend(
-            service.Pending(user_id, kind.name, message, event.portfolio_id, event.id)
-            for user_id in readers
-        )
+        for user_id in readers:
+            # The inbox links to what it is about (NotificationRead.link): the page the message
+            # names, else the portfolio's own page for its owner.
+            link = message.link
+            if link is None and owner is not None and owner[0] == user_id:
+                link = f"/app/portfolios/{owner_id}"
+            told = replace(message, data={**message.data, "link": link}) if link else message
+            pending.append(service.Pending(user_id, kind.name, told, event.portfolio_id, event.id))
     await service.deliver(uow, pending)
 
 

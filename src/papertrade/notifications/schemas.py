@@ -16,6 +16,10 @@ class NotificationRead(Schema):
     body: str
     data: dict[str, Any] = Field(description="What the notification is about (ids, symbol…).")
     portfolio_id: int | None
+    link: str | None = Field(
+        default=None,
+        description="The page it is about, as a path: the portfolio's or strategy's (null: none).",
+    )
     created_at: int
     read_at: int | None = Field(description="When it was marked read; null while unread.")
 

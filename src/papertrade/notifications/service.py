@@ -53,6 +53,7 @@ def view(row: Notification) -> dict[str, Any]:
         "body": row.body,
         "data": row.data,
         "portfolio_id": row.portfolio_id,
+        "link": row.data.get("link") if isinstance(row.data, dict) else None,
         "created_at": row.created_at,
         "read_at": row.read_at,
     }

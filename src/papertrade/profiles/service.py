@@ -14,6 +14,7 @@ from papertrade.orders import service as orders
 from papertrade.orders.pricing import Venue
 from papertrade.portfolios import service as portfolios
 from papertrade.profiles import leaving
+from papertrade.profiles.names import public_name as public_name
 from papertrade.uow import AsyncWork
 
 DELETED_DOMAIN = "deleted.invalid"  # RFC 2606: can never be a real address
@@ -25,14 +26,6 @@ def not_found() -> NotFound:
 
 def is_deleted(user: User) -> bool:
     return user.email.endswith("@" + DELETED_DOMAIN)
-
-
-def public_name(user: User) -> str:
-    """The name others see: the display name, unless it is still the e-mail address (the
-    default at sign-up), which is never shown to others."""
-    if user.display_name and "@" not in user.display_name:
-        return user.display_name
-    return f"trader{user.id}"
 
 
 def initials(name: str) -> str:

@@ -51,3 +51,30 @@ class SubscriptionChanged(DomainEvent):
             "status": self.status,
             "what": self.what,
         }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewSubscriber(DomainEvent):
+    """Someone subscribed to a portfolio or followed a strategy: its owner is told."""
+
+    type = "subscription.new_subscriber"
+    durable = True
+    subscription_id: int
+    owner_user_id: int
+    portfolio_id: int | None
+    strategy_id: int | None = None
+    name: str  # the portfolio's or strategy's
+    subscriber_name: str
+    tier: str
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        return {
+            "subscription_id": self.subscription_id,
+            "owner_user_id": self.owner_user_id,
+            "portfolio_id": self.portfolio_id,
+            "strategy_id": self.strategy_id,
+            "name": self.name,
+            "subscriber_name": self.subscriber_name,
+            "tier": self.tier,
+        }

@@ -11,10 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.auth.principal import Principal
 from papertrade.errors import Conflict, NotFound
 from papertrade.kit.decimals import ZERO
-from papertrade.models import Portfolio, Subscription, SubscriptionPrice
+from papertrade.models import Portfolio, Subscription, SubscriptionPrice, User
 from papertrade.portfolios import service as portfolios
+from papertrade.profiles.names import public_name
 from papertrade.strategies import service as strategies
-from papertrade.subscriptions.events import SubscriptionChanged
+from papertrade.subscriptions.events import NewSubscriber, SubscriptionChanged
 from papertrade.subscriptions.schemas import SubscribeBody, SubscriptionChange
 from papertrade.tiers import limits as tier_limits
 from papertrade.trading.enums import LedgerKind
@@ -141,6 +142,7 @@ async def subscribe(
     if tier == PAID:
         await charge(uow, sub, f"subscription to {portfolio.code}, 30 days")
     _changed(uow, sub, what)
+    await _tell_owner(uow, sub, portfolio.name)
     return sub
 
 
@@ -168,7 +170,26 @@ async def _follow_strategy(
     new = {"strategy_id": strategy.id, "owner_user_id": strategy.user_id}
     sub, what = await _start(uow, principal, sub, body, tier, ZERO, new)
     _changed(uow, sub, what)
+    await _tell_owner(uow, sub, strategy.name)
     return sub
+
+
+async def _tell_owner(uow: AsyncWork, sub: Subscription, name: str) -> None:
+    """The owner hears of a new subscriber (not of themselves following their own)."""
+    if sub.tier == OWNER or sub.user_id == sub.owner_user_id:
+        return
+    subscriber = await uow.session.get(User, sub.user_id)
+    uow.emit(
+        NewSubscriber(
+            subscription_id=sub.id,
+            owner_user_id=sub.owner_user_id,
+            portfolio_id=sub.portfolio_id,
+            strategy_id=sub.strategy_id,
+            name=name,
+            subscriber_name=public_name(subscriber) if subscriber is not None else "A trader",
+            tier=sub.tier,
+        )
+    )
 
 
 async def _mine_locked(

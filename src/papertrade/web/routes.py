@@ -319,6 +319,15 @@ async def tiers_page(request: Request) -> Response:
     return _page(request, "tiers.html", title="Tiers", script="tiers", viewer=viewer)
 
 
+@router.api_route("/help/copying", methods=PAGE_METHODS)
+async def help_copying(request: Request) -> Response:
+    """The rules of copying, the revenue share and subscriptions, in short (for anyone)."""
+    viewer = await _viewer(request)
+    return _page(
+        request, "help_copying.html", title="How copying works", script=None, viewer=viewer
+    )
+
+
 @router.api_route("/square", methods=PAGE_METHODS)
 async def square(request: Request) -> Response:
     viewer = await _viewer(request)

@@ -15,6 +15,15 @@ const kindSelect = $('#inbox-kind');
 const unreadOnly = $('#inbox-unread');
 let oldest = null;
 
+// What a notification is about (its portfolio, by name and code), linking to its page.
+function about(n) {
+  const d = n.data || {};
+  const label = d.portfolio_name && d.portfolio_code ? `${d.portfolio_name} (${d.portfolio_code})` : null;
+  if (!n.link && !label) return null;
+  const text = label ? `Portfolio ${label}` : 'Open its page';
+  return h('p', { class: 'inbox-about muted' }, n.link ? h('a', { href: n.link }, text) : text);
+}
+
 function item(n) {
   const read = h('button', { type: 'button', class: 'btn btn-small' }, 'Mark read');
   read.hidden = Boolean(n.read_at);
@@ -29,7 +38,7 @@ function item(n) {
   }));
   return h('li', { class: n.read_at ? 'read' : 'unread', 'data-id': n.id },
     h('strong', {}, n.title), ' ', h('span', { class: 'muted' }, ago(n.created_at)),
-    h('p', {}, n.body), read, ' ', remove);
+    about(n), h('p', {}, n.body), read, ' ', remove);
 }
 
 async function page(before) {

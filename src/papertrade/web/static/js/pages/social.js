@@ -4,9 +4,9 @@
 
 import { get, post } from '../api.js';
 import { fillTable, h, td, $, $$ } from '../dom.js';
-import { signedUsd, time, usd } from '../format.js';
+import { num, signedUsd, time, usd } from '../format.js';
 import { coalesce, connectLive, every, liveStatus } from '../live.js';
-import { copyBody, explain, FormProblem, riskSummary } from '../social/copyform.js';
+import { copyBody, explain, FormProblem, modeText, portfolioCode, riskSummary } from '../social/copyform.js';
 import { busy, confirmDialog, ready, toast } from '../ui.js';
 
 let knownSymbols = null;
@@ -55,15 +55,32 @@ function subscriptionStatus(s) {
   return s.status;
 }
 
+let copies = new Map(); // relation id → relation, to name a copy by its leader
+
+/** "lead (P0000012)", or the code alone when the name is not known. */
+function named(name, code) {
+  return name ? `${name} (${code})` : code;
+}
+
+/** A copy in words: "the copy of lead (P0000012)" (the leader's side: "copied by P0000003"). */
+function copyName(relationId) {
+  const r = copies.get(relationId);
+  if (!r) return `copy ${relationId}`;
+  return r.role === 'follower'
+    ? `copy of ${named(r.leader_portfolio_name, r.leader_portfolio_code)}`
+    : `${r.portfolio_code} copying ${named(r.leader_portfolio_name, r.leader_portfolio_code)}`;
+}
+
 async function load() {
   const [relations, settlements, subscriptions, me] = await Promise.all([
     get('/v1/copy/relations'), get('/v1/copy/settlements'), get('/v1/subscriptions/my'), get('/v1/user').catch(() => null),
   ]);
   const mine = relations.filter((r) => r.role === 'follower');
+  copies = new Map(relations.map((r) => [r.id, r]));
   fillTable($('#copies-table'), mine.map((r) => h('tr', { 'data-key': r.id },
-    td(h('a', { href: `/p/P${String(r.leader_portfolio_id).padStart(7, '0')}` }, String(r.leader_portfolio_id)), '', 'Leader'),
-    td(String(r.portfolio_id), '', 'Into'),
-    td(r.mode, '', 'Mode'),
+    td(h('a', { href: `/p/${r.leader_portfolio_code}` }, named(r.leader_portfolio_name, r.leader_portfolio_code)), 'copy-leader', 'Leader'),
+    td(h('a', { href: `/app/portfolios/${r.portfolio_id}` }, named(r.portfolio_name, r.portfolio_code)), 'copy-into', 'Into'),
+    td(modeText(r), 'copy-mode', 'Mode'),
     td(riskSummary(r), 'copy-risk', 'Risk settings'),
     td(r.status, 'copy-status', 'Status'),
     td(signedUsd(r.cum_net_pnl), 'num copy-pnl', 'Net PnL'),
@@ -73,17 +90,17 @@ async function load() {
   const myId = me?.id ?? null;
   fillTable($('#shares-table'), settlements.map((s) => h('tr', { 'data-key': s.id },
     td(time(s.created_at), '', 'When'),
-    td(String(s.relation_id), '', 'Copy'),
+    td(copyName(s.relation_id), '', 'Copy'),
     td(myId === null ? '—' : s.leader_user_id === myId ? 'earned' : 'paid', 'share-side', 'Side'),
-    td(s.reason, '', 'Why'),
+    td(REASONS[s.reason] || s.reason, '', 'Why'),
     td(signedUsd(s.net_pnl), 'num', 'Net PnL'),
     td(`${usd(s.hwm_before)} → ${usd(s.hwm_after)}`, 'num', 'Mark before → after'),
     td(`${s.pct} %`, 'num', 'Share'),
     td(usd(s.fee), 'num', 'Fee'))));
   fillTable($('#subs-table'), subscriptions.map((s) => h('tr', { 'data-key': s.id },
     td(s.strategy_id !== null
-      ? h('a', { href: `/s/S${String(s.strategy_id).padStart(7, '0')}` }, `strategy ${s.strategy_id}`)
-      : h('a', { href: `/p/P${String(s.portfolio_id).padStart(7, '0')}` }, String(s.portfolio_id)), '', 'Portfolio'),
+      ? h('a', { href: `/s/S${String(s.strategy_id).padStart(7, '0')}` }, `Strategy S${String(s.strategy_id).padStart(7, '0')}`)
+      : h('a', { href: `/p/${portfolioCode(s.portfolio_id)}` }, portfolioCode(s.portfolio_id)), '', 'Portfolio'),
     td(s.tier, '', 'Tier'),
     td(subscriptionStatus(s), 'sub-status', 'Status'),
     td(s.channels.join(', '), '', 'Channels'),
@@ -145,13 +162,14 @@ form.addEventListener('submit', (event) => {
 ready(form);
 
 // Live activity: what the `social` channel says, newest first (at most 30 lines).
+const REASONS = { unfollow: 'unfollowed', stop: 'the portfolio stop was reached', weekly: 'weekly settlement', deleted: 'an account was deleted' };
 const DESCRIBE = {
-  'copy.filled': (d) => `Copied: ${d.side} ${d.quantity} ${d.symbol} at ${d.price ?? '—'} (leader #${d.leader_order_id}, copy #${d.relation_id})`,
-  'copy.skipped': (d) => `Not copied: ${d.symbol}, ${d.reason}${d.detail ? ` — ${d.detail}` : ''} (copy #${d.relation_id})`,
-  'copy.ended': (d) => `Copy #${d.relation_id} ended (${d.reason})`,
-  'copy.settled': (d) => `Revenue share of copy #${d.relation_id} (${d.reason}): net PnL ${d.net_pnl}, mark ${d.hwm_before} → ${d.hwm_after}, ${d.pct} %: fee ${d.fee} USDT`,
-  'subscription.signal': (d) => `Signal from ${d.portfolio_name || `portfolio ${d.portfolio_id}`}: ${d.event || d.side} ${d.symbol}${d.price != null ? ` at ${d.price}` : ''}`,
-  'subscription.changed': (d) => `Subscription #${d.subscription_id}: ${d.what.replace('_', ' ')} (${d.status})`,
+  'copy.filled': (d) => `Copied: ${d.side} ${num(d.quantity)} ${d.symbol} at ${d.price != null ? num(d.price) : '—'} (${copyName(d.relation_id)})`,
+  'copy.skipped': (d) => `Not copied: ${d.symbol}, ${d.reason}${d.detail ? ` — ${d.detail}` : ''} (${copyName(d.relation_id)})`,
+  'copy.ended': (d) => `The ${copyName(d.relation_id)} ended (${REASONS[d.reason] || d.reason})`,
+  'copy.settled': (d) => `Revenue share of the ${copyName(d.relation_id)} (${REASONS[d.reason] || d.reason}): net PnL ${signedUsd(d.net_pnl)} USDT, mark ${usd(d.hwm_before)} → ${usd(d.hwm_after)}, ${d.pct} %: fee ${usd(d.fee)} USDT`,
+  'subscription.signal': (d) => `Signal from ${d.portfolio_name || portfolioCode(d.portfolio_id)}: ${d.event || d.side} ${d.symbol}${d.price != null ? ` at ${num(d.price)}` : ''}`,
+  'subscription.changed': (d) => `Your subscription to ${d.strategy_id != null ? `S${String(d.strategy_id).padStart(7, '0')}` : portfolioCode(d.portfolio_id)}: ${d.what.replace('_', ' ')} (${d.status})`,
 };
 
 function feed(message) {
@@ -175,8 +193,10 @@ connectLive(['social'], (message) => {
   poll.setPeriod(state === 'open' ? 60000 : 15000);
 });
 
+// ?leader= (the public page's *Copy this portfolio*) names the leader by id or code: the
+// field shows its code, as every page does.
 const leader = new URLSearchParams(window.location.search).get('leader');
-if (leader && /^[0-9]+$/.test(leader)) $('#follow-leader').value = leader;
+if (leader && /^[Pp]?[0-9]{1,15}$/.test(leader)) $('#follow-leader').value = portfolioCode(Number(leader.replace(/^[Pp]/, '')));
 syncForm();
 loadPortfolios().catch((error) => toast(error.message, 'error'));
 get('/v1/market/symbols', { on401: 'throw' })

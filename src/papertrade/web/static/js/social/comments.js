@@ -18,7 +18,7 @@ export function commentThread(target) {
 
   function answer(comment) {
     replyTo = comment.id;
-    $('#comment-label').textContent = `Reply to comment #${comment.id}`;
+    $('#comment-label').textContent = `Reply to comment by ${comment.author_name || `trader${comment.user_id}`}`;
     $('#comment-unreply').hidden = false;
     $('#comment-text').focus();
   }
@@ -27,7 +27,9 @@ export function commentThread(target) {
     const text = comment.deleted ? h('em', { class: 'muted' }, 'deleted') : h('p', { class: 'pre-wrap' }, comment.text);
     const when = new Date(comment.created_at).toISOString().slice(0, 16).replace('T', ' ');
     return h('li', { class: 'comment', 'data-id': comment.id },
-      h('p', { class: 'muted' }, `#${comment.id} · user ${comment.user_id} · ${when}${comment.edited_at ? ' · edited' : ''}`),
+      h('p', { class: 'muted' },
+        h('a', { href: `/u/${comment.user_id}`, class: 'comment-author' }, comment.author_name || `trader${comment.user_id}`),
+        ` · ${when}${comment.edited_at ? ' · edited' : ''}`),
       text,
       top && signedIn && !comment.deleted ? h('button', { type: 'button', class: 'btn btn-small', onclick: () => answer(comment) }, 'Reply') : null,
       comment.replies.length ? h('ol', { class: 'replies' }, comment.replies.map((r) => item(r, false))) : null);

@@ -17,15 +17,41 @@ export class FormProblem extends Error {
   }
 }
 
+/** The portfolio id a code names ("P0000012", "p12"; bare digits too), or null. */
+export function leaderId(text) {
+  const digits = String(text).trim().match(/^[Pp]?(\d{1,15})$/)?.[1];
+  return digits && Number(digits) >= 1 ? Number(digits) : null;
+}
+
+/** A portfolio's code from its id, as every page shows it. */
+export function portfolioCode(id) {
+  return `P${String(id).padStart(7, '0')}`;
+}
+
+/** What the copy modes are, in words. */
+export const MODES = {
+  fixed_amount: 'Fixed amount',
+  fixed_ratio: 'Fixed ratio',
+  multiplier: 'Multiplier',
+};
+
+/** A relation's mode in words, with its size ("Fixed amount: 5 USDT margin per order"). */
+export function modeText(r) {
+  if (r.mode === 'fixed_amount' && r.amount != null) return `Fixed amount: ${r.amount} USDT margin per order`;
+  if (r.mode === 'multiplier' && r.multiplier != null) return `Multiplier: ${r.multiplier}× the leader's size`;
+  if (r.mode === 'fixed_ratio') return 'Fixed ratio: the leader\'s share of its balance';
+  return MODES[r.mode] || r.mode;
+}
+
 /** The request body of the form's values, or a FormProblem saying what to fix. */
 export function copyBody(values, knownSymbols = null) {
   const text = (name) => String(values.get(name) ?? '').trim();
-  const leader = text('leader_portfolio_id');
-  if (!/^\d{1,15}$/.test(leader) || Number(leader) < 1) {
-    throw new FormProblem('leader_portfolio_id', 'Enter the leader\'s portfolio number (the digits of its code, e.g. 12 for P0000012).');
+  const leader = leaderId(text('leader_portfolio_id'));
+  if (leader === null) {
+    throw new FormProblem('leader_portfolio_id', 'Enter the leader portfolio\'s code, as its page shows it (e.g. P0000012).');
   }
   const mode = text('mode');
-  const body = { leader_portfolio_id: Number(leader), portfolio_id: Number(text('portfolio_id')), mode };
+  const body = { leader_portfolio_id: leader, portfolio_id: Number(text('portfolio_id')), mode };
   if (!body.portfolio_id) throw new FormProblem('portfolio_id', 'Choose one of your portfolios to receive the copies (create one first).');
   const size = text('size');
   if (mode === 'fixed_amount') {
@@ -86,7 +112,7 @@ const REFUSALS = {
   copy_exists: ['portfolio_id', 'This portfolio already copies that leader. Choose another portfolio, or unfollow first.'],
   copy_invalid: ['portfolio_id', 'A portfolio cannot copy itself: choose another portfolio to receive the copies.'],
   copy_limit: ['leader_portfolio_id', 'You copy 20 leaders already, the most allowed. Unfollow one first.'],
-  portfolio_not_found: ['leader_portfolio_id', 'No public portfolio has this number (it may be private or deleted).'],
+  portfolio_not_found: ['leader_portfolio_id', 'No public portfolio has this code (it may be private or deleted).'],
   tier_limit: ['leader_portfolio_id', 'Your plan does not allow another copy; see the Wallet page for plans.'],
 };
 
