@@ -2,6 +2,7 @@
 client, unmodified, against the live server: a session's calls in one Node process."""
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,43 @@ async def test_the_binance_npm_client(app: FastAPI, live_url: str, user: User) -
     assert ok["liquidations"] == [] and ok["fundingInfo"] == []
     # a refusal reaches the client as Binance's error body
     assert seen["tooMuch"]["error"]["code"] == -2019, seen["tooMuch"]
+
+
+async def test_the_binance_npm_websocket_client(app: FastAPI, live_url: str, user: User) -> None:
+    """Its WebsocketClient (wsUrl = the service): the user data stream on /private/stream (a
+    listenKey it asks for over REST), mark price and depth on /market and /public."""
+    await set_price(app, "BTCUSDT", "60000")
+    portfolio = await user.portfolio()
+    api_key, api_secret = await user.compat_key(portfolio["id"])
+    process = await asyncio.create_subprocess_exec(
+        "node",
+        "ws.mjs",
+        live_url,
+        api_key,
+        api_secret,
+        cwd=NODE_DIR,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    assert process.returncode == 0, err.decode()[-2000:]
+    seen: list[dict[str, Any]] = json.loads(out.decode().strip().splitlines()[-1])
+    # It unwraps the combined frames and tells each event's stream and connection.
+    by_stream: dict[str, list[dict[str, Any]]] = {}
+    for message in seen:
+        by_stream.setdefault(message.get("streamName", "?"), []).append(message)
+    market = {"usdmPublic", "usdmMarket"}
+    user_events = [m for m in seen if m["wsKey"] not in market]
+    kinds = [(e["e"], e.get("o", {}).get("x")) for e in user_events]
+    assert kinds == [
+        ("ORDER_TRADE_UPDATE", "NEW"),
+        ("ORDER_TRADE_UPDATE", "TRADE"),
+        ("TRADE_LITE", None),
+        ("ACCOUNT_UPDATE", None),
+    ], kinds
+    assert user_events[1]["o"]["X"] == "FILLED" and user_events[1]["o"]["t"] > 0
+    # its user data connection, named after the listenKey it was given on /private
+    assert all(m["wsKey"].endswith("usdmPrivate") for m in user_events)
+    assert by_stream["btcusdt@markPrice@1s"][0]["e"] == "markPriceUpdate"
+    depth = by_stream["btcusdt@depth@100ms"]
+    assert all(b["pu"] == a["u"] for a, b in itertools.pairwise(depth))

@@ -193,6 +193,33 @@ async def test_user_stream_order_and_account_events(
         assert algo["o"]["X"] == "NEW" and algo["o"]["tp"] == "55000" and algo["o"]["ps"] == "BOTH"
 
 
+async def test_a_fills_trade_id_and_realized_pnl(
+    app: FastAPI, live_bot: Bot, live_url: str
+) -> None:
+    """`t` is the fill's id as GET /fapi/v1/userTrades gives it, `rp` the fill's realized PnL,
+    `l`/`L`/`n` the execution's own quantity, price and commission."""
+    bot = live_bot
+    await set_price(app, "BTCUSDT", "60000")
+    key = await listen_key(bot)
+    market = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.02"}
+    async with opened(f"{ws_base(live_url)}/private/ws?listenKey={key}") as ws:
+        await asyncio.sleep(0.2)
+        await bot.ok("POST", "/v1/order", market)
+        opened_at = await until(ws, lambda m: m["e"] == "TRADE_LITE")
+        await set_price(app, "BTCUSDT", "61000")
+        await bot.ok("POST", "/v1/order", market | {"side": "SELL", "quantity": "0.01"})
+        closing = await until(ws, lambda m: m.get("o", {}).get("x") == "TRADE")
+        lite = await until(ws, lambda m: m["e"] == "TRADE_LITE")
+    trades = await bot.ok("GET", "/v1/userTrades", {"symbol": "BTCUSDT"})
+    ids = {t["orderId"]: t for t in trades}
+    first, second = ids[opened_at["i"]], ids[closing["o"]["i"]]
+    assert opened_at["t"] == first["id"] > 0
+    assert closing["o"]["t"] == lite["t"] == second["id"] != first["id"]
+    assert closing["o"]["rp"] == second["realizedPnl"].rstrip("0").rstrip(".") == "10"
+    assert (closing["o"]["l"], closing["o"]["L"]) == ("0.01", "61000")
+    assert float(closing["o"]["n"]) == float(second["commission"])
+
+
 async def test_events_filter_wrapped_stream_and_legacy_forms(
     app: FastAPI, live_bot: Bot, live_url: str
 ) -> None:
@@ -276,7 +303,7 @@ async def test_subscribe_protocol_and_errors(live_url: str) -> None:
         await send(orjson.dumps({"method": "SET_PROPERTY", "params": ["combined", True], "id": 2}))
         assert (await until(ws, lambda m: m.get("id") == 2)) == {"result": None, "id": 2}
         wrapped = await until(ws, lambda m: "stream" in m)
-        assert wrapped["stream"] == "btcusdt@markprice@1s" and wrapped["data"]["s"] == "BTCUSDT"
+        assert wrapped["stream"] == "btcusdt@markPrice@1s" and wrapped["data"]["s"] == "BTCUSDT"
         await send(orjson.dumps({"method": "GET_PROPERTY", "params": ["combined"], "id": 3}))
         assert (await until(ws, lambda m: m.get("id") == 3)) == {"result": True, "id": 3}
         await send(
@@ -346,10 +373,10 @@ async def test_market_payloads_and_depth_chain(app: FastAPI, live_url: str) -> N
                             await http.get("/fapi/v1/depth?symbol=BTCUSDT&limit=1000")
                         ).json()
         assert got["btcusdt@kline_1m"]["k"]["i"] == "1m" and got["btcusdt@kline_1m"]["e"] == "kline"
-        assert got["btcusdt@miniticker"]["e"] == "24hrMiniTicker"
+        assert got["btcusdt@miniTicker"]["e"] == "24hrMiniTicker"
         assert got["btcusdt@ticker"]["e"] == "24hrTicker" and "P" in got["btcusdt@ticker"]
-        assert got["btcusdt@bookticker"]["e"] == "bookTicker"
-        marks = got["!markprice@arr@1s"]
+        assert got["btcusdt@bookTicker"]["e"] == "bookTicker"
+        marks = got["!markPrice@arr@1s"]
         assert isinstance(marks, list) and {m["s"] for m in marks} >= {"BTCUSDT", "ETHUSDT"}
         for before, after in itertools.pairwise(depth):
             assert after["pu"] == before["u"] and after["U"] == before["u"] + 1

@@ -1,11 +1,14 @@
 """Binance market streams from the service's own feed: names, payloads, the depth chain.
 
-Stream names are lower case (`btcusdt@markprice@1s`); what a client subscribed is echoed as sent.
+Stream names are kept lower case (`btcusdt@markprice@1s`); what a client subscribed is echoed as
+sent by LIST_SUBSCRIPTIONS, and a combined frame's `stream` is Binance's spelling
+(`btcusdt@markPrice@1s`).
 Unknown names are accepted and stay silent (as Binance). The synthetic book is the one
 GET /fapi/v1/depth serves, so `@depth` diffs chain on the quote clock: `u` = the quote's time
 (the REST `lastUpdateId`), `pu` = the previous quote's time, `U` = `pu + 1`.
 """
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -36,6 +39,28 @@ class Stream:
     symbol: str | None  # upper case; None for the all-market (`!…`) streams
     interval: str | None = None
     levels: int | None = None
+
+
+CAMEL = {
+    "markprice": "markPrice",
+    "miniticker": "miniTicker",
+    "bookticker": "bookTicker",
+    "aggtrade": "aggTrade",
+    "forceorder": "forceOrder",
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def label(name: str) -> str:
+    """A lower-case stream name in Binance's spelling, as the `stream` of a combined frame
+    (`btcusdt@markprice@1s` → `btcusdt@markPrice@1s`, `!miniticker@arr` → `!miniTicker@arr`)."""
+    parts = name.split("@")
+    for n, part in enumerate(parts):
+        if n == 0 and not part.startswith("!"):
+            continue  # the symbol
+        bang = "!" if part.startswith("!") else ""
+        parts[n] = bang + CAMEL.get(part.removeprefix("!"), part.removeprefix("!"))
+    return "@".join(parts)
 
 
 def parse_stream(name: str) -> Stream | None:
@@ -172,6 +197,12 @@ class DepthChain:
 
     def forget(self, symbol: str) -> None:
         self._last.pop(symbol, None)
+
+    def start(self, q: Quote, instrument: Instrument) -> None:
+        """Begin the symbol's chain at this quote (the book GET /fapi/v1/depth serves now), so
+        the first diff sent starts right after any snapshot taken once subscribed."""
+        if q.symbol not in self._last:
+            self.diff(q, instrument)
 
     def diff(self, q: Quote, instrument: Instrument) -> dict[str, Any] | None:
         """The depthUpdate from the previous book to this quote's (None for the first or a

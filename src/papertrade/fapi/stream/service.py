@@ -128,6 +128,13 @@ class BinanceStreams:
     def subscribe(self, conn: Conn, stream: mk.Stream, sent: str) -> None:
         conn.streams[stream.name] = sent
         self.streams[stream.name] = stream
+        feed = self.ctx.market
+        if stream.kind == "depth" and stream.symbol and feed is not None:
+            # Before the SUBSCRIBE is acknowledged: a client's snapshot then sits on the chain.
+            quote = feed.quote(stream.symbol)
+            instrument = feed.instruments().get(stream.symbol)
+            if quote is not None and instrument is not None:
+                self.depth.start(quote, instrument)
         self.hub.subscribe(conn.client, conn.topic(stream.name))
 
     def unsubscribe(self, conn: Conn, name: str) -> None:
@@ -290,7 +297,7 @@ class BinanceStreams:
         if self.hub.has(raw):
             self.hub.publish(raw, dumps(payload))  # type: ignore[arg-type]
         if self.hub.has(wrapped):
-            self.hub.publish(wrapped, dumps({"stream": name, "data": payload}))
+            self.hub.publish(wrapped, dumps({"stream": mk.label(name), "data": payload}))
 
     async def on_tick(self, quote: Quote) -> None:
         """Real-time streams: book ticker and depth move with every quote."""
