@@ -14,6 +14,7 @@ an id, a portfolio_id/…_id field, or a new signed /fapi endpoint, fails
 """
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import time
@@ -28,6 +29,7 @@ from urllib.parse import urlencode
 import httpx
 from fastapi import FastAPI
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from papertrade.auth.v1 import session_only
 from papertrade.fapi.dispatch import REGISTRY
@@ -35,7 +37,7 @@ from papertrade.models import LiveAccount, TelegramChannel
 from papertrade.recharge import service as recharges
 from papertrade.trading.enums import LedgerKind
 from papertrade.wallet import service as wallets
-from tests.conftest import ORIGIN, User, bearer, client_for
+from tests.conftest import ORIGIN, User, bearer, client_for, sign_up
 from tests.hostile.surface import RouteInfo, RouteKey, routes
 from tests.trading_api.helpers import market, order, set_price
 from tests.ws.helpers import Socket, socket, ws_url
@@ -203,10 +205,14 @@ async def build_world(app: FastAPI, a: User, b: User) -> World:
     a_recharge_id = await _a_recharge_order(app, a.id)
     feedback = await a.post("/v1/feedback", json={"category": "idea", "text": f"A-idea-{tag}"})
     assert feedback.status_code == 201, feedback.text
+    # A copies a third user's public portfolio (copying one's own is refused: self-dealing)
+    leader = await sign_up(app)
+    led = await leader.portfolio(name=f"C-led-{tag}", visibility="public")
+    await leader.client.aclose()
     relation = await a.post(
         "/v1/copy/relations",
         json={
-            "leader_portfolio_id": pub,
+            "leader_portfolio_id": led["id"],
             "portfolio_id": pid,
             "mode": "fixed_ratio",
             "allocation": 100,
@@ -1345,6 +1351,50 @@ async def walk_websocket(live_url: str, w: World, cov: Coverage, paths: list[str
             cov.add(RouteKey("WS", path))
 
 
+async def walk_binance_streams(
+    app: FastAPI, live_url: str, w: World, cov: Coverage, paths: list[str]
+) -> None:
+    """Binance's streams (docs/fapi-ws.md): a listenKey is the credential, made by a key pair.
+    A guess next to A's real key opens no private stream and carries nothing of A's, whatever
+    the connect form; B's key pair cannot keep A's key alive or delete it."""
+    async with client_for(app) as client:
+        made = await client.post("/fapi/v1/listenKey", headers={"X-MBX-APIKEY": w.a_compat_key})
+        assert made.status_code == 200, made.text
+        real = made.json()["listenKey"]
+        guess = real[:-1] + ("A" if real[-1] != "A" else "B")
+        for method in ("PUT", "DELETE"):
+            other = await client.request(
+                method,
+                "/fapi/v1/listenKey",
+                params={"listenKey": real},
+                headers={"X-MBX-APIKEY": w.b_compat_key},
+            )
+            assert other.status_code == 400 and other.json()["code"] == -1125, other.text
+    for path in paths:
+        if "/private/" in path:
+            url = path.replace("/{rest:path}", "") + f"?listenKey={guess}"
+        elif path.endswith("{rest:path}"):
+            url = path.replace("{rest:path}", guess)
+        elif path.endswith("/stream"):
+            url = f"{path}?streams={guess}"
+        else:
+            url = path
+        async with connect(ws_url(live_url, url), max_queue=None) as conn:
+            if path.endswith("/ws") and "/private/" not in path:
+                await conn.send(f'{{"method":"SUBSCRIBE","params":["{guess}"],"id":1}}')
+            received: list[str] = []
+            with contextlib.suppress(TimeoutError, ConnectionClosed):
+                async with asyncio.timeout(0.5):
+                    async for message in conn:
+                        received.append(str(message))
+            for message in received:
+                for marker in (w.tag, A_BALANCE, w.a_code):
+                    assert marker not in message, (path, message)
+            if "/private/" in path:
+                assert conn.close_code == 1008, (path, conn.close_code, received)
+        cov.add(RouteKey("WS", path))
+
+
 async def walk_web_pages(w: World, cov: Coverage) -> None:
     for pid in sorted(w.a_pids):
         page = await w.b.get(f"/app/portfolios/{pid}")
@@ -1355,6 +1405,10 @@ async def walk_web_pages(w: World, cov: Coverage) -> None:
     assert page.status_code < 500
     assert_no_leak(page, w, ("public page", w.a_code))
     cov.add(RouteKey("GET", "/p/{code}"))
+    page = await w.b.get(f"/p/{w.a_code}/track-record")  # a private portfolio: none
+    assert page.status_code == 404, page.status_code
+    assert_no_leak(page, w, ("track-record page", w.a_code))
+    cov.add(RouteKey("GET", "/p/{code}/track-record"))
     page = await w.b.get(f"/app/strategies/{w.a_strategy_id}")  # the editor: its owner's only
     assert page.status_code == 404, page.status_code
     assert_no_leak(page, w, ("strategy page", w.a_strategy_id))
@@ -1554,6 +1608,7 @@ def planned_coverage(app: FastAPI) -> set[RouteKey]:
         for path in (
             "/app/portfolios/{portfolio_id}",
             "/p/{code}",
+            "/p/{code}/track-record",
             "/app/strategies/{strategy_id}",
             "/s/{code}",
         )
@@ -1562,8 +1617,13 @@ def planned_coverage(app: FastAPI) -> set[RouteKey]:
 
 
 def object_routes(app: FastAPI) -> set[RouteKey]:
+    """A page's HEAD is its GET without the body (web/routes.py PAGE_METHODS): one route."""
     infos: list[RouteInfo] = routes(app)
-    return {info.key for info in infos if info.names_an_object}
+    return {_as_get(info.key) for info in infos if info.names_an_object}
+
+
+def _as_get(key: RouteKey) -> RouteKey:
+    return RouteKey("GET", key.path) if key.method == "HEAD" else key
 
 
 async def test_the_walk_covers_every_route_that_names_an_object(app: FastAPI) -> None:
@@ -1572,7 +1632,7 @@ async def test_the_walk_covers_every_route_that_names_an_object(app: FastAPI) ->
     needed = object_routes(app) - set(NOT_OWNED)
     planned = planned_coverage(app)
     assert sorted(map(str, needed - planned)) == [], "routes the authorization walk misses"
-    every = {info.key for info in routes(app)}
+    every = {_as_get(info.key) for info in routes(app)}
     assert sorted(map(str, planned - every)) == [], "probes of routes the app no longer has"
     assert sorted(map(str, set(NOT_OWNED) - every)) == [], "NOT_OWNED names unknown routes"
     assert signed_endpoints() == set(FAPI_PROBES), "signed /fapi endpoints and FAPI_PROBES differ"
@@ -1591,7 +1651,9 @@ async def test_another_users_objects_are_refused_everywhere(
 
     await walk_native(app, w, cov, native)
     await walk_webhooks(app, w, cov, native)
-    await walk_websocket(live_url, w, cov, ws)
+    native_ws = [path for path in ws if path in {prefix + "/ws" for prefix in native}]
+    await walk_websocket(live_url, w, cov, native_ws)
+    await walk_binance_streams(app, live_url, w, cov, [p for p in ws if p not in native_ws])
     await walk_web_pages(w, cov)
     await walk_fapi(app, w, cov, fapi)
     await walk_foreign(app, w, cov, foreign)
