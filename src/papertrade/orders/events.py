@@ -39,14 +39,31 @@ class OrderAccepted(OrderEvent):
         return Decimal(self.order["quantity"]) - Decimal(self.order["filled_quantity"])
 
 
+FILL_FIELDS = ("id", "price", "quantity", "commission", "realized_pnl", "liquidity")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OrderPartiallyFilled(OrderEvent):
+class OrderFillEvent(OrderEvent):
+    """An order traded: `fill` is the row of that execution (orders/fills.py), whose `id` the
+    insert before the commit sets (orders/pending.py); the data shows it as `fill`."""
+
+    fill: Mapping[str, Any] | None = None
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        if self.fill is None:
+            return self.order
+        return {**self.order, "fill": {k: self.fill.get(k) for k in FILL_FIELDS}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderPartiallyFilled(OrderFillEvent):
     type = "order.partially_filled"
     durable = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OrderFilled(OrderEvent):
+class OrderFilled(OrderFillEvent):
     type = "order.filled"
     durable = True
 

@@ -4,6 +4,7 @@ Market orders, resting limits matched by the engine and liquidations all come th
 """
 
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
 
 from papertrade.kit.decimals import STORE_PLACES, ZERO, money, usdt6
 from papertrade.ledger.events import BalanceChanged
@@ -96,29 +97,28 @@ def apply_fill(
     if done:
         order.filled_at = now
 
-    uow.part(OrderRows).fills.append(
-        {
-            "order_id": order.id,
-            "portfolio_id": portfolio.id,
-            "symbol": order.symbol,
-            "side": order.side,
-            "position_side": order.position_side,
-            "price": price,
-            "quantity": quantity,
-            "quote_quantity": money(notional),
-            "commission": commission,
-            "realized_pnl": realized,
-            "liquidity": liquidity.value,
-            "is_liquidation": is_liquidation,
-            "price_source": source.value,
-            "mark_price": mark,
-            "slippage_bps": slippage_bps,
-            "slippage": slippage,
-            "fee_rate": rate,
-            "latency_ms": latency_ms,
-            "created_at": now,
-        }
-    )
+    row: dict[str, Any] = {
+        "order_id": order.id,
+        "portfolio_id": portfolio.id,
+        "symbol": order.symbol,
+        "side": order.side,
+        "position_side": order.position_side,
+        "price": price,
+        "quantity": quantity,
+        "quote_quantity": money(notional),
+        "commission": commission,
+        "realized_pnl": realized,
+        "liquidity": liquidity.value,
+        "is_liquidation": is_liquidation,
+        "price_source": source.value,
+        "mark_price": mark,
+        "slippage_bps": slippage_bps,
+        "slippage": slippage,
+        "fee_rate": rate,
+        "latency_ms": latency_ms,
+        "created_at": now,
+    }
+    uow.part(OrderRows).fills.append(row)
     symbol, order_id = order.symbol, order.id
     if released != ZERO:
         note = "margin back from the isolated position"
@@ -148,7 +148,8 @@ def apply_fill(
             note=note,
         )
 
-    transition(uow, order, OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED)
+    status = OrderStatus.FILLED if done else OrderStatus.PARTIALLY_FILLED
+    transition(uow, order, status, fill=row)  # the row's id is set when it is inserted
     shown = position_event_data(position, price)
     pid = portfolio.id
     if is_liquidation:

@@ -8,7 +8,9 @@ reserved margin and its event in step with the status.
 
 import os
 import random
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from papertrade.kit.decimals import ZERO, money
 from papertrade.orders import ids, workset
@@ -18,6 +20,7 @@ from papertrade.orders.events import (
     OrderEvent,
     OrderExpired,
     OrderFilled,
+    OrderFillEvent,
     OrderPartiallyFilled,
     OrderRejected,
 )
@@ -46,6 +49,12 @@ _EVENTS: dict[OrderStatus, type[OrderEvent]] = {
     OrderStatus.CANCELED: OrderCanceled,
     OrderStatus.EXPIRED: OrderExpired,
     OrderStatus.REJECTED: OrderRejected,
+}
+
+
+_FILL_EVENTS: dict[OrderStatus, type[OrderFillEvent]] = {
+    OrderStatus.PARTIALLY_FILLED: OrderPartiallyFilled,
+    OrderStatus.FILLED: OrderFilled,
 }
 
 
@@ -114,10 +123,16 @@ def accept(uow: AnyWork, order: AnyOrder, *, resting: bool) -> None:
 
 
 def transition(
-    uow: AnyWork, order: AnyOrder, status: OrderStatus, reason: str | None = None
+    uow: AnyWork,
+    order: AnyOrder,
+    status: OrderStatus,
+    reason: str | None = None,
+    *,
+    fill: Mapping[str, Any] | None = None,
 ) -> None:
     """Move `order` to `status` and announce it; an order that stops resting gives back the
-    margin it reserved. `reason`: why it was cancelled, expired or rejected (order history)."""
+    margin it reserved. `reason`: why it was cancelled, expired or rejected (order history);
+    `fill`: the execution that moved it (a fill event carries it)."""
     if not can_transition(OrderStatus(order.status), status):
         raise IllegalTransition(f"order {order.id}: {order.status} -> {status.value}")
     order.status = status.value
@@ -128,4 +143,8 @@ def transition(
         workset.release_margin(uow, order)
         order.is_open = False
         order.reserved_margin = ZERO
-    uow.emit(_EVENTS[status](portfolio_id=order.portfolio_id, order=order_event_data(order)))
+    data = order_event_data(order)
+    if fill is not None:
+        uow.emit(_FILL_EVENTS[status](portfolio_id=order.portfolio_id, order=data, fill=fill))
+        return
+    uow.emit(_EVENTS[status](portfolio_id=order.portfolio_id, order=data))

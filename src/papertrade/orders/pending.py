@@ -18,6 +18,7 @@ from papertrade.orders.record import FILL_STATE, OrderRecord
 # Core inserts into the tables rather than the ORM's bulk insert of the classes: the same
 # executemany without the ORM's per-row bookkeeping (a quarter of the writer thread's time).
 _ORDERS, _FILLS = (cast(Table, model.__table__) for model in (Order, Fill))
+_INSERT_FILLS = insert(_FILLS).returning(_FILLS.c.id, sort_by_parameter_order=True)
 _UPDATE_FILLED = (
     update(_ORDERS)
     .where(_ORDERS.c.id == bindparam("order_id"))
@@ -49,5 +50,8 @@ class OrderRows:
             connection.execute(_UPDATE_FILLED, [order.fill_state() for order in self.filled])
         session.flush()  # positions and balances the rows go with
         if self.fills:
-            connection.execute(insert(_FILLS), self.fills)
+            # Each row learns its id (its fill event shows it, as GET /fapi/v1/userTrades does).
+            inserted = connection.execute(_INSERT_FILLS, self.fills)
+            for row, fill_id in zip(self.fills, inserted.scalars(), strict=True):
+                row["id"] = fill_id
         self.orders, self.filled, self.fills = [], [], []

@@ -99,6 +99,11 @@ class UserEvents:
         commission = _dec(o.get("commission"))
         execution = EXECUTION[kind]
         before = self._orders.get(order_id)
+        fill = o.get("fill")
+        trade_id, realized = 0, "0"
+        if execution == "TRADE" and isinstance(fill, dict):
+            trade_id = int(fill.get("id") or 0)
+            realized = num(fill.get("realized_pnl"))
         if execution == "NEW":
             # The first word on an order: as Binance, NEW carries no fill yet.
             self._remember(order_id, (Decimal(0), Decimal(0), Decimal(0), filled.is_zero()))
@@ -115,6 +120,11 @@ class UserEvents:
             last_qty = filled - prev_filled
             last_price = (quote - prev_quote) / last_qty if last_qty > 0 else Decimal(0)
             fee = commission - prev_fee
+            if execution == "TRADE" and isinstance(fill, dict):
+                # The execution itself (orders/events.py): exact even for an order this
+                # process did not see from its start.
+                last_qty, last_price = _dec(fill.get("quantity")), _dec(fill.get("price"))
+                fee = _dec(fill.get("commission"))
             filled_now, quote_now, fee_now = filled, quote, commission
             status = ORDER_STATUS.get(str(o.get("status")), str(o.get("status")).upper())
             if execution == "TRADE" and last_qty <= 0:
@@ -147,7 +157,7 @@ class UserEvents:
             "N": "USDT",
             "n": num(fee if execution == "TRADE" else 0),
             "T": trade_time,
-            "t": 0,
+            "t": trade_id,
             "b": "0",
             "a": "0",
             "m": maker,
@@ -156,7 +166,7 @@ class UserEvents:
             "ot": order_type,
             "ps": position_side,
             "cp": False,
-            "rp": "0",
+            "rp": realized,
             "pP": False,
             "si": 0,
             "ss": 0,
@@ -180,7 +190,7 @@ class UserEvents:
                     "S": side,
                     "L": body["L"],
                     "l": body["l"],
-                    "t": 0,
+                    "t": trade_id,
                     "i": order_id,
                 }
             )
