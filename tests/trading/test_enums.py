@@ -45,6 +45,7 @@ S = OrderStatus
                 "profit_share",
                 "subscription",
                 "isolated_margin",
+                "paper_reversal",
             ],
         ),
     ],

@@ -63,7 +63,8 @@ class Ledger:
 
     def flow(self, kind: str, amount: Decimal) -> None:
         if kind in ("transfer_out", "profit_share_paid"):
-            amount = -min(amount, self.balance - D(1))  # never more than is there
+            # never more than is there, nor what an open loss holds: equity stays above 1
+            amount = -max(D(0), min(amount, self.balance - D(1), self.equity() - D(1)))
             if amount == 0:
                 return
         self.growth.append(self.equity() / self.base)  # just before this flow / after the last
