@@ -1,7 +1,12 @@
 """WebSocket fan-out: N clients subscribed to one symbol's mark price.
 
 Run: .venv/bin/python bench/bench_ws.py [--clients 1000] [--rates 50,100,200] [--seconds 10]
-                                         [--flush-ms 0]
+                                         [--flush-ms 0] [--binance]
+
+`--binance`: the Binance-compatible streams (docs/fapi-ws.md) instead of the native channel:
+half the clients on `/ws/btcusdt@depth@100ms` (a diff of the synthetic book per mark), half on
+`/ws/!markPrice@arr@1s` (every symbol's mark once a second); the latency is the receive time
+minus the diff's `T` (the quote's time) or the mark payload's `E`, p99 printed per stream.
 
 The server is the real app (`create_app`, simulated market, a throwaway SQLite database) under
 uvicorn in a child process. Once every client has subscribed, a task inside the server pins the
@@ -37,7 +42,18 @@ SAMPLED = 50  # connections that parse JSON for latency
 # -- server (child process) --------------------------------------------------------------------
 
 
-def serve(port: int, clients: int, rate: float, seconds: float, flush_ms: float, var: Path) -> None:
+DEPTH, MARKS = "btcusdt@depth@100ms", "!markPrice@arr@1s"
+
+
+def serve(
+    port: int,
+    clients: int,
+    rate: float,
+    seconds: float,
+    flush_ms: float,
+    var: Path,
+    binance: bool = False,
+) -> None:
     """Run the app on `port`; publish `rate` marks/s for `seconds` once `clients` subscribed."""
     import uvicorn
 
@@ -68,7 +84,12 @@ def serve(port: int, clients: int, rate: float, seconds: float, flush_ms: float,
         assert realtime is not None
         assert isinstance(ctx.market, SimFeed)
         topic = f"mark_price:{SYMBOL}"
-        while len(realtime.hub.topics.get(topic, ())) < clients:  # noqa: ASYNC110
+        if binance:
+            streams = app.state.binance_streams
+            hub, topics = streams.hub, ["r:" + DEPTH.lower(), "r:" + MARKS.lower()]
+        else:
+            hub, topics = realtime.hub, [topic]
+        while sum(len(hub.topics.get(t, ())) for t in topics) < clients:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
         period = 1 / rate
         due = time.perf_counter()
@@ -107,6 +128,7 @@ def serve(port: int, clients: int, rate: float, seconds: float, flush_ms: float,
 class Counter:
     frames = 0
     latencies: ClassVar[list[float]] = []
+    marks: ClassVar[list[float]] = []  # --binance: !markPrice@arr@1s (latencies: the depth)
 
 
 def _masked_text(payload: bytes) -> bytes:
@@ -120,22 +142,27 @@ def _masked_text(payload: bytes) -> bytes:
 class Client(asyncio.Protocol):
     """Handshake, subscribe, then count frames (and parse them when sampled)."""
 
-    def __init__(self, key: str, sampled: bool, ready: asyncio.Future[None]):
+    def __init__(
+        self, key: str, sampled: bool, ready: asyncio.Future[None], stream: str | None = None
+    ):
         self.key = key
         self.sampled = sampled
         self.ready = ready
         self.buffer = b""
         self.open = False
+        self.stream = stream  # --binance: the raw stream of its path, no subscribe message
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         writer: Any = transport  # uvloop's transports are not asyncio.Transport
         self.transport = writer
         nonce = base64.b64encode(os.urandom(16)).decode()
+        path = f"/ws/{self.stream}" if self.stream else "/v1/ws"
+        auth = "" if self.stream else f"Authorization: Bearer {self.key}\r\n"
         writer.write(
             (
-                "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                 f"Connection: Upgrade\r\nSec-WebSocket-Key: {nonce}\r\n"
-                f"Sec-WebSocket-Version: 13\r\nAuthorization: Bearer {self.key}\r\n\r\n"
+                f"Sec-WebSocket-Version: 13\r\n{auth}\r\n"
             ).encode()
         )
 
@@ -150,8 +177,11 @@ class Client(asyncio.Protocol):
                 raise SystemExit(f"upgrade refused: {buffer[:200]!r}")
             self.open = True
             buffer = buffer[end + 4 :]
-            message = {"op": "subscribe", "channels": [f"mark_price:{SYMBOL}"], "id": 1}
-            self.transport.write(_masked_text(orjson.dumps(message)))
+            if self.stream:
+                self.ready.set_result(None)  # subscribed by its path
+            else:
+                message = {"op": "subscribe", "channels": [f"mark_price:{SYMBOL}"], "id": 1}
+                self.transport.write(_masked_text(orjson.dumps(message)))
         pos, size, frames = 0, len(buffer), 0
         now_ms = time.time() * 1000
         while size - pos >= 2:
@@ -169,12 +199,22 @@ class Client(asyncio.Protocol):
             payload = buffer[pos + head : pos + head + length]
             if b'"type":"subscribed"' in payload and not self.ready.done():
                 self.ready.set_result(None)
-            elif self.sampled and payload.startswith(b'{"channel":"mark_price'):
-                Counter.latencies.append(now_ms - orjson.loads(payload)["time"])
+            elif self.sampled:
+                _sample(payload, now_ms)
             frames += 1
             pos += head + length
         Counter.frames += frames
         self.buffer = buffer[pos:]
+
+
+def _sample(payload: bytes, now_ms: float) -> None:
+    """The latency of one message of a sampled connection."""
+    if payload.startswith(b'{"channel":"mark_price'):
+        Counter.latencies.append(now_ms - orjson.loads(payload)["time"])
+    elif payload.startswith(b'{"e":"depthUpdate"'):
+        Counter.latencies.append(now_ms - orjson.loads(payload)["T"])
+    elif payload.startswith(b'[{"e":"markPriceUpdate"'):
+        Counter.marks.append(now_ms - orjson.loads(payload)[0]["E"])
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -199,14 +239,17 @@ async def _api_key(base: str) -> str:
         return str(created.json()["key"])
 
 
-async def measure(port: int, server_pid: int, clients: int, seconds: float) -> dict[str, Any]:
-    key = await _api_key(f"http://127.0.0.1:{port}")
+async def measure(
+    port: int, server_pid: int, clients: int, seconds: float, binance: bool = False
+) -> dict[str, Any]:
+    key = "" if binance else await _api_key(f"http://127.0.0.1:{port}")
     loop = asyncio.get_running_loop()
     ready = []
     for i in range(clients):
         done: asyncio.Future[None] = loop.create_future()
+        stream = (DEPTH if i % 2 == 0 else MARKS) if binance else None
         await loop.create_connection(
-            functools.partial(Client, key, i < SAMPLED, done), "127.0.0.1", port
+            functools.partial(Client, key, i < SAMPLED, done, stream), "127.0.0.1", port
         )
         ready.append(done)
     for _ in range(600):
@@ -216,7 +259,7 @@ async def measure(port: int, server_pid: int, clients: int, seconds: float) -> d
     else:
         raise SystemExit(f"only {sum(f.done() for f in ready)} of {clients} clients subscribed")
     await asyncio.sleep(1.0)  # warm-up: the publisher starts when the last client subscribed
-    Counter.frames, Counter.latencies = 0, []
+    Counter.frames, Counter.latencies, Counter.marks = 0, [], []
     import gc
 
     gc.collect()
@@ -225,13 +268,13 @@ async def measure(port: int, server_pid: int, clients: int, seconds: float) -> d
     started = time.perf_counter()
     await asyncio.sleep(seconds - 2)
     elapsed = time.perf_counter() - started
-    frames, latencies = Counter.frames, sorted(Counter.latencies)
+    frames, latencies, marks = Counter.frames, sorted(Counter.latencies), sorted(Counter.marks)
     cpu_server = _cpu_seconds(server_pid) - cpu_server
     cpu_client = time.process_time() - cpu_client
     gc.enable()
 
-    def pct(q: float) -> float:
-        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else 0.0
+    def pct(q: float, values: list[float] = latencies) -> float:
+        return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
 
     return {
         "delivered": frames / elapsed,
@@ -239,6 +282,8 @@ async def measure(port: int, server_pid: int, clients: int, seconds: float) -> d
         "p99": pct(0.99),
         "max": latencies[-1] if latencies else 0.0,
         "samples": len(latencies),
+        "marks_p99": pct(0.99, marks),
+        "marks_samples": len(marks),
         "server_cpu": cpu_server / elapsed,
         "client_cpu": cpu_client / elapsed,
         "us_per_msg": cpu_server / frames * 1e6 if frames else 0.0,
@@ -251,13 +296,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def run_one(clients: int, rate: float, seconds: float, flush_ms: float) -> dict[str, Any]:
+def run_one(
+    clients: int, rate: float, seconds: float, flush_ms: float, binance: bool = False
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-ws-") as var:
-        return _run_one(clients, rate, seconds, flush_ms, var)
+        return _run_one(clients, rate, seconds, flush_ms, var, binance)
 
 
 def _run_one(
-    clients: int, rate: float, seconds: float, flush_ms: float, var: str
+    clients: int, rate: float, seconds: float, flush_ms: float, var: str, binance: bool = False
 ) -> dict[str, Any]:
     port = _free_port()
     child = subprocess.Popen(
@@ -271,6 +318,7 @@ def _run_one(
             str(seconds + 3),
             str(flush_ms),
             var,
+            "binance" if binance else "native",
         ],
     )
     try:
@@ -285,7 +333,7 @@ def _run_one(
                 time.sleep(0.2)
         import uvloop
 
-        return uvloop.run(measure(port, child.pid, clients, seconds))
+        return uvloop.run(measure(port, child.pid, clients, seconds, binance))
     finally:
         child.send_signal(signal.SIGTERM)
         try:
@@ -300,6 +348,9 @@ def main() -> None:
     parser.add_argument("--rates", default="50,100,200")
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--flush-ms", default="0")
+    parser.add_argument(
+        "--binance", action="store_true", help=f"clients on {DEPTH} and {MARKS} (docs/fapi-ws.md)"
+    )
     args = parser.parse_args()
     cpu = next(
         (
@@ -318,18 +369,27 @@ def main() -> None:
         "server: the app under uvicorn (uvloop, websockets-sansio), 1 process; client: 1 "
         f"process of raw asyncio sockets, {SAMPLED} of them parsing JSON for latency\n"
     )
+    if args.binance:
+        print(f"streams: half the clients on /ws/{DEPTH}, half on /ws/{MARKS}; p50/p99/max are")
+        print(f"the depth diffs' (receive time - T), 'marks p99' the {MARKS} arrays' (- E)\n")
+    marks_head = " marks p99 ms |" if args.binance else ""
     print(
         "| clients | marks/s published | flush_ms | messages/s delivered | p50 ms | p99 ms "
-        "| max ms | server CPU | server µs/msg | client CPU |"
+        f"| max ms |{marks_head} server CPU | server µs/msg | client CPU |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "|---:|---:|---:|---:|---:|---:|---:|"
+        + ("---:|" if args.binance else "")
+        + "---:|---:|---:|"
+    )
     for flush_ms in (float(f) for f in args.flush_ms.split(",")):
         for rate in (float(r) for r in args.rates.split(",")):
-            r = run_one(args.clients, rate, args.seconds, flush_ms)
+            r = run_one(args.clients, rate, args.seconds, flush_ms, args.binance)
+            marks = f" {r['marks_p99']:.1f} |" if args.binance else ""
             print(
                 f"| {args.clients} | {rate:g} | {flush_ms:g} | {r['delivered']:,.0f} "
-                f"| {r['p50']:.1f} | {r['p99']:.1f} | {r['max']:.1f} | {r['server_cpu']:.0%} "
-                f"| {r['us_per_msg']:.1f} | {r['client_cpu']:.0%} |",
+                f"| {r['p50']:.1f} | {r['p99']:.1f} | {r['max']:.1f} |{marks} "
+                f"{r['server_cpu']:.0%} | {r['us_per_msg']:.1f} | {r['client_cpu']:.0%} |",
                 flush=True,
             )
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -337,7 +397,15 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
-        port, clients, rate, seconds, flush_ms, var = sys.argv[2:8]
-        serve(int(port), int(clients), float(rate), float(seconds), float(flush_ms), Path(var))
+        port, clients, rate, seconds, flush_ms, var, mode = sys.argv[2:9]
+        serve(
+            int(port),
+            int(clients),
+            float(rate),
+            float(seconds),
+            float(flush_ms),
+            Path(var),
+            binance=mode == "binance",
+        )
     else:
         main()
