@@ -27,7 +27,7 @@ async def test_a_chosen_kind_is_mailed_with_an_unsubscribe_link_that_works(
         await market(user, pid, "BTCUSDT", "buy", "0.002")
         (mail,) = await sink.wait_for(user.email)
         assert mail["Subject"] == "BTCUSDT buy order filled"
-        assert text_of(mail).startswith("Bought 0.002 BTCUSDT at 50000")
+        assert text_of(mail).startswith("Bought 0.002 BTCUSDT at 50,000.0")
         one_click = urlsplit(mail["List-Unsubscribe"].strip("<>"))
         assert mail["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
         assert one_click.geturl() == link_in(mail, "/v1/email/unsubscribe")

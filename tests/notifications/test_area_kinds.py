@@ -63,7 +63,7 @@ async def test_a_copy_skipped_for_the_symbol_list_tells_the_follower_why(
     assert row["reason"] == "symbol"
     (told,) = await wait_for_inbox(follower, 1, kind="copy")
     assert told["title"] == "Copy skipped: ETHUSDT"
-    assert told["body"].startswith("A ETHUSDT trade of the leader was not copied: symbol.")
+    assert told["body"].startswith(f"A ETHUSDT trade of {led['code']} was not copied: symbol.")
     assert told["data"]["relation_id"] == relation["id"]
     assert (await inbox(leader, kind="copy"))["notifications"] == []
 
@@ -80,7 +80,7 @@ async def test_a_free_subscription_signal_goes_to_the_inbox_only(
     await market(owner, pid, "BTCUSDT", "sell", "0.002")  # free tier: closed trades only
     told, welcomed = await wait_for_inbox(fan, 2, kind="subscription")  # newest first
     assert told["title"] == "Signal: BTCUSDT close"
-    assert told["body"] == "signals closed 0.002 BTCUSDT at 50000, PnL +0 USDT (+0 %)."
+    assert told["body"] == "signals closed 0.002 BTCUSDT at 50,000.0, PnL 0.00 USDT (+0.00 %)."
     assert welcomed["title"] == "Subscription subscribed"
     assert welcomed["body"] == f"Your subscription #{subscription['id']} is active (subscribed)."
     assert len((await inbox(fan, kind="subscription"))["notifications"]) == 2  # not the open
@@ -127,8 +127,8 @@ async def test_a_revenue_share_settlement_tells_the_follower_and_the_leader(
         (settled,) = [n for n in told if n["title"] == "Revenue share settled"]
         # docs/social.md's worked example: 10 % of 18.99 above a mark of 0.
         assert settled["body"] == (
-            f"Relation #{relation['id']} (unfollow): net PnL 18.99 USDT, high-water mark 0 → "
-            "18.99, 10 % share: fee 1.899 USDT."
+            f"The copy of {relation['leader_portfolio_code']} (unfollow): net PnL +18.99 USDT, "
+            "high-water mark 0.00 → 18.99, 10 % share: fee 1.90 USDT."
         )
         assert settled["data"]["relation_id"] == relation["id"]
         assert Decimal(settled["data"]["fee"]) == Decimal("1.899")
@@ -155,7 +155,9 @@ async def test_a_deployment_that_fails_is_paused_and_tells_its_owner_why(
     await live.evaluate_due(app.state.ctx)
     (told,) = await wait_for_inbox(user, 1, kind="strategy")
     assert told["title"] == "Strategy paused"
-    assert told["body"].startswith(f"Deployment #{deployed['id']} was paused: ")
+    assert told["body"].startswith(
+        f"Deployment #{deployed['id']} of strategy {strategy['code']} was paused: "
+    )
     assert "Portfolio not found" in told["body"]
     assert told["data"] == {
         "strategy_id": strategy["id"],
@@ -178,7 +180,7 @@ async def test_a_leader_hears_of_a_new_copier_and_an_owner_of_a_new_subscriber(
     code = led["code"]
     assert copier["title"] == f"New copier of {code}"
     assert copier["body"] == (
-        f"Copy Cat started copying {led['name']} ({code}) with 1000 USDT (a fixed ratio)."
+        f"Copy Cat started copying {led['name']} ({code}) with 1,000.00 USDT (a fixed ratio)."
     )
     assert copier["link"] == f"/p/{code}"
     await posted(follower, "/v1/subscribe", {"portfolio_id": led["id"]})

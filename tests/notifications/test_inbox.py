@@ -22,7 +22,7 @@ async def test_a_fill_lands_in_the_inbox_unread_and_can_be_read_and_deleted(
     (note,) = await wait_for_inbox(user, 1)
     assert note["kind"] == "fill" and note["portfolio_id"] == pid
     assert note["title"] == "BTCUSDT buy order filled"
-    assert note["body"].startswith("Bought 0.002 BTCUSDT at 50000 (market order")
+    assert note["body"].startswith("Bought 0.002 BTCUSDT at 50,000.0 (market order")
     assert note["data"]["id"] == placed["id"] and note["data"]["portfolio_name"] == "swing"
     assert note["read_at"] is None
     assert (await user.get("/v1/inbox/unread_count")).json() == {"unread_count": 1}
@@ -68,7 +68,7 @@ async def test_liquidation_and_funding_are_notified(user: User, app: FastAPI) ->
     )
     funding = await wait_for_inbox(user, 1, kind="funding")
     assert funding[0]["title"] == "BTCUSDT funding paid"
-    assert funding[0]["body"] == "Funding paid on BTCUSDT: 1.8 USDT at a rate of 0.0001."
+    assert funding[0]["body"] == "Funding paid on BTCUSDT: 1.80 USDT at a rate of +0.0100%."
     position = (await user.get(f"/v1/portfolios/{pid}/positions")).json()
     liquidation_price = position[0]["liquidation_price"]
     await set_price(app, "BTCUSDT", str(int(liquidation_price) - 50))

@@ -59,7 +59,7 @@ async def test_a_signal_is_mailed_to_a_subscriber_who_chose_email(
             await asyncio.sleep(0.05)
         assert mailed, [m["Subject"] for m in sink.to(fan.email)]
         body = text_of(mailed[0])
-        assert body.startswith("signals opened long 0.1 ETHUSDT at 3000.")
+        assert body.startswith("signals opened long 0.1 ETHUSDT at 3,000.00.")
         # Not account mail: it carries the unsubscribe links, and the one for this kind works.
         one_click = urlsplit(mailed[0]["List-Unsubscribe"].strip("<>"))
         assert one_click.geturl() == link_in(mailed[0], "/v1/email/unsubscribe")

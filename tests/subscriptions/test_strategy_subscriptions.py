@@ -40,7 +40,7 @@ async def test_a_strategys_executed_signal_reaches_its_subscriber(
     notes = await wait_for_inbox(fan, 2, kind="subscription")  # "subscribed", then the signal
     (note,) = [n for n in notes if n["title"].startswith("Signal")]
     assert note["title"] == "Signal: BTCUSDT long"
-    assert note["body"] == "Strategy Always long opened long 0.01 BTCUSDT at 50000.", note
+    assert note["body"] == "Strategy Always long opened long 0.01 BTCUSDT at 50,000.0.", note
 
     cancelled = await fan.post(f"/v1/subscriptions/{body['id']}/cancel")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
@@ -93,9 +93,10 @@ async def test_a_strategys_close_tells_its_pnl(app: FastAPI, user_factory: Any) 
     notes = await wait_for_inbox(fan, 2, kind="subscription")
     (note,) = [n for n in notes if n["title"].startswith("Signal")]
     # (51,000 − 50,000) × 0.01 = +10 USDT on 500 USDT of entry value: +2 %
-    assert note["body"] == "Strategy Closer closed 0.01 BTCUSDT at 51000, PnL +10 USDT (+2 %).", (
-        note
-    )
+    assert (
+        note["body"]
+        == "Strategy Closer closed 0.01 BTCUSDT at 51,000.0, PnL +10.00 USDT (+2.00 %)."
+    ), note
 
 
 async def test_a_strategys_signal_links_to_the_strategys_page(

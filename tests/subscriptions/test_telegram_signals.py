@@ -98,8 +98,9 @@ async def test_an_open_is_a_cornix_block_and_its_close_a_close_notice(
         inbox = (await fan.get("/v1/inbox")).json()
         bodies = [n["body"] for n in inbox["notifications"]]
         assert bodies[:2] == [
-            "<Alpha> & co closed 0.01 BTCUSDT at 63000, PnL +30 USDT (+5 %).",
-            "<Alpha> & co opened long 0.01 BTCUSDT at 60000 (take-profit 63000; stop-loss 57000).",
+            "<Alpha> & co closed 0.01 BTCUSDT at 63,000.0, PnL +30.00 USDT (+5.00 %).",
+            "<Alpha> & co opened long 0.01 BTCUSDT at 60,000.0 "
+            "(take-profit 63,000.0; stop-loss 57,000.0).",
         ]
 
 

@@ -41,7 +41,7 @@ async def test_a_fill_reaches_the_bound_chat_and_a_blocked_bot_deactivates_it(
         await market(user, pid, "BTCUSDT", "buy", "0.002")
         await fake.wait_for(2)  # "Linked…", then the fill
         fill = fake.to(700)[1]
-        assert fill.startswith("<b>BTCUSDT buy order filled</b>\nBought 0.002 BTCUSDT at 50000")
+        assert fill.startswith("<b>BTCUSDT buy order filled</b>\nBought 0.002 BTCUSDT at 50,000.0")
 
         fake.blocked.add(700)
         await market(user, pid, "BTCUSDT", "sell", "0.002")

@@ -17,7 +17,7 @@ async def test_a_paid_recharge_tells_its_payer_the_amount_and_the_balance(
         await fund(wapp, fake, member, "42.5")
         (told,) = await wait_for_inbox(member, 1, kind="wallet")
         assert told["title"] == "Wallet credited"
-        assert told["body"] == "42.5 USDT credited to your wallet (recharge); balance 42.5 USDT."
+        assert told["body"] == "42.50 USDT credited to your wallet (recharge); balance 42.50 USDT."
         assert told["data"]["kind"] == "recharge"
         assert (await inbox(bystander, kind="wallet"))["notifications"] == []
     finally:

@@ -127,7 +127,7 @@ async def test_social_pages_speak_in_codes_names_and_words(
     await expect(commented.get_by_role("link")).to_have_attribute("href", f"/p/{led['code']}")
     copier = items.filter(has_text="New copier")
     await expect(copier).to_contain_text(
-        f"Bob Copies started copying steady gains ({led['code']}) with 1000 USDT"
+        f"Bob Copies started copying steady gains ({led['code']}) with 1,000.00 USDT"
     )
     await leader_context.close()
 

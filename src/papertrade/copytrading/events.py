@@ -59,11 +59,13 @@ class CopySkipped(PortfolioEvent):
     symbol: str
     reason: str
     detail: str
+    leader_portfolio_id: int | None = None  # the copied portfolio, for the notification
 
     @property
     def data(self) -> Mapping[str, Any]:
         return {
             "relation_id": self.relation_id,
+            "leader_portfolio_id": self.leader_portfolio_id,
             "user_id": self.follower_user_id,
             "leader_order_id": self.leader_order_id,
             "symbol": self.symbol,
@@ -82,11 +84,13 @@ class CopyEnded(PortfolioEvent):
     follower_user_id: int
     leader_user_id: int
     reason: str
+    leader_portfolio_id: int | None = None
 
     @property
     def data(self) -> Mapping[str, Any]:
         return {
             "relation_id": self.relation_id,
+            "leader_portfolio_id": self.leader_portfolio_id,
             "user_id": self.follower_user_id,
             "leader_user_id": self.leader_user_id,
             "reason": self.reason,
@@ -110,12 +114,14 @@ class RevenueShareSettled(DomainEvent):
     pct: Decimal
     fee: Decimal
     payout_portfolio_id: int | None = None  # the leader's portfolio that received the fee
+    leader_portfolio_id: int | None = None  # the copied portfolio
 
     @property
     def data(self) -> Mapping[str, Any]:
         return {
             "settlement_id": self.settlement_id,
             "relation_id": self.relation_id,
+            "leader_portfolio_id": self.leader_portfolio_id,
             "leader_user_id": self.leader_user_id,
             "follower_user_id": self.follower_user_id,
             "reason": self.reason,

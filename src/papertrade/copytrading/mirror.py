@@ -166,6 +166,7 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
                 CopySkipped(
                     portfolio_id=leg.relation.follower_portfolio_id,
                     relation_id=leg.relation.id,
+                    leader_portfolio_id=leg.relation.leader_portfolio_id,
                     follower_user_id=leg.relation.follower_user_id,
                     leader_order_id=leg.fill.order_id,
                     symbol=leg.fill.symbol,

@@ -239,6 +239,7 @@ async def end(
         CopyEnded(
             portfolio_id=relation.follower_portfolio_id,
             relation_id=relation.id,
+            leader_portfolio_id=relation.leader_portfolio_id,
             follower_user_id=relation.follower_user_id,
             leader_user_id=relation.leader_user_id,
             reason=reason,
@@ -315,6 +316,7 @@ async def settle(
         RevenueShareSettled(
             settlement_id=row.id,
             relation_id=relation.id,
+            leader_portfolio_id=relation.leader_portfolio_id,
             leader_user_id=relation.leader_user_id,
             follower_user_id=relation.follower_user_id,
             reason=reason,

@@ -6,42 +6,58 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from papertrade.kit.decimals import money_text, plain
 from papertrade.models.portfolio import code_of as portfolio_code
 from papertrade.models.strategy import code_of as strategy_code
 from papertrade.notifications.kinds import Channels, Kind, Message, page_of, users
+from papertrade.notifications.numbers import percent, price, quantity, signed_usdt, usdt
 from papertrade.outbox.store import StoredEvent
 from papertrade.tg.text import close_notice, cornix_block
 
 
 def _money(value: Any) -> str:
-    return money_text(Decimal(str(value)))
+    return usdt(value)
+
+
+def _copy_of(data: Mapping[str, Any]) -> str:
+    """A copy by what it copies ("your copy of P0000012"); events stored before they named the
+    leader's portfolio say "copy #<relation>"."""
+    leader = data.get("leader_portfolio_id")
+    if leader is None:
+        return f"copy #{data['relation_id']}"
+    return f"copy of {portfolio_code(int(leader))}"
+
+
+def _copy_page(data: Mapping[str, Any]) -> str | None:
+    return page_of(portfolio_id=data.get("leader_portfolio_id"))
 
 
 def _copy_skipped(event: StoredEvent) -> Message:
     data = event.data
-    body = f"A {data['symbol']} trade of the leader was not copied: {data['reason']}."
+    leader = data.get("leader_portfolio_id")
+    whose = f"of {portfolio_code(int(leader))}" if leader is not None else "of the leader"
+    body = f"A {data['symbol']} trade {whose} was not copied: {data['reason']}."
     if data.get("detail"):
         body += f" {data['detail']}"
     keep = {k: data.get(k) for k in ("relation_id", "leader_order_id", "symbol", "reason")}
-    return Message(f"Copy skipped: {data['symbol']}", body, keep)
+    return Message(f"Copy skipped: {data['symbol']}", body, keep, link=_copy_page(data))
 
 
 def _copy_ended(event: StoredEvent) -> Message:
     data = event.data
-    body = f"Copy relation #{data['relation_id']} ended ({data['reason']})."
-    return Message("Copy trading ended", body, {"relation_id": data["relation_id"]})
+    body = f"The {_copy_of(data)} ended ({data['reason']})."
+    keep = {"relation_id": data["relation_id"]}
+    return Message("Copy trading ended", body, keep, link=_copy_page(data))
 
 
 def _copy_settled(event: StoredEvent) -> Message:
     data = event.data
     body = (
-        f"Relation #{data['relation_id']} ({data['reason']}): net PnL {_money(data['net_pnl'])}"
+        f"The {_copy_of(data)} ({data['reason']}): net PnL {signed_usdt(data['net_pnl'])}"
         f" USDT, high-water mark {_money(data['hwm_before'])} → {_money(data['hwm_after'])},"
-        f" {plain(Decimal(str(data['pct'])))} % share: fee {_money(data['fee'])} USDT."
+        f" {Decimal(str(data['pct'])).normalize():f} % share: fee {_money(data['fee'])} USDT."
     )
     keep = {k: data.get(k) for k in ("settlement_id", "relation_id", "fee")}
-    return Message("Revenue share settled", body, keep)
+    return Message("Revenue share settled", body, keep, link=_copy_page(data))
 
 
 def _subscription_signal(event: StoredEvent) -> Message:
@@ -51,25 +67,21 @@ def _subscription_signal(event: StoredEvent) -> Message:
     who = data.get("portfolio_name") or "A portfolio you follow"
     if kind in PROTECTION:
         trigger = data.get("trigger_price")
-        at = f" at {plain(Decimal(str(trigger)))}" if trigger is not None else ""
+        at = f" at {price(data['symbol'], trigger)}" if trigger is not None else ""
         what = PROTECTION[kind].format(change=data.get("change", "changed"))
         body = f"{who}: {what} on {data['symbol']} ({data.get('conditional_type')}{at})."
         title = f"Signal: {data['symbol']} {kind.replace('_', ' ')}"
     else:
         what = "closed" if side == "close" else f"opened {side}"
         body = (
-            f"{who} {what} {plain(Decimal(str(data['quantity'])))} {data['symbol']} at "
-            f"{plain(Decimal(str(data['price'])))}{_trade_outcome(data)}."
+            f"{who} {what} {quantity(data['quantity'])} {data['symbol']} at "
+            f"{price(data['symbol'], data['price'])}{_trade_outcome(data)}."
         )
         title = f"Signal: {data['symbol']} {side}"
     keep = {k: data.get(k) for k in ("subscription_id", "signal_id", "symbol", "side", "event")}
     channels = frozenset(str(c) for c in data.get("channels") or ())
     page = page_of(portfolio_id=data.get("portfolio_id"), strategy_id=data.get("strategy_id"))
     return Message(title, body, keep, _subscription_telegram(data, kind), channels, link=page)
-
-
-def _signed(number: str) -> str:
-    return number if number.startswith("-") else f"+{number}"
 
 
 def _decimals(values: Iterable[Any]) -> list[Decimal]:
@@ -79,13 +91,13 @@ def _decimals(values: Iterable[Any]) -> list[Decimal]:
 def _trade_outcome(data: Mapping[str, Any]) -> str:
     """The prose after an open (its take-profits and stop-loss) or a close (its PnL)."""
     if data.get("realized_pnl") is not None:
-        pnl, pct = Decimal(str(data["realized_pnl"])), Decimal(str(data.get("pnl_pct") or 0))
-        return f", PnL {_signed(money_text(pnl))} USDT ({_signed(plain(pct))} %)"
+        pnl, pct = data["realized_pnl"], data.get("pnl_pct") or 0
+        return f", PnL {signed_usdt(pnl)} USDT ({percent(pct)} %)"
     parts = []
     if tps := _decimals(data.get("tp") or ()):
-        parts.append(f"take-profit {', '.join(plain(p) for p in tps)}")
+        parts.append(f"take-profit {', '.join(price(data.get('symbol'), p) for p in tps)}")
     if data.get("sl") is not None:
-        parts.append(f"stop-loss {plain(Decimal(str(data['sl'])))}")
+        parts.append(f"stop-loss {price(data.get('symbol'), data['sl'])}")
     return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -171,7 +183,9 @@ def _feedback_answered(event: StoredEvent) -> Message:
 
 def _strategy_paused(event: StoredEvent) -> Message:
     data = event.data
-    body = f"Deployment #{data.get('deployment_id')} was paused: {data.get('reason')}"
+    strategy = data.get("strategy_id")
+    named = f" of strategy {strategy_code(int(strategy))}" if strategy is not None else ""
+    body = f"Deployment #{data.get('deployment_id')}{named} was paused: {data.get('reason')}"
     keep = {k: data.get(k) for k in ("strategy_id", "deployment_id")}
     page = page_of(strategy_id=data.get("strategy_id"))
     return Message("Strategy paused", body, keep, link=page)

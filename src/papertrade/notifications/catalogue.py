@@ -8,16 +8,20 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from papertrade.kit.decimals import money_text, plain
 from papertrade.notifications.area_kinds import AREA_KINDS
 from papertrade.notifications.kinds import Channels, Kind, Message, page_of
+from papertrade.notifications.numbers import price, quantity, usdt
 from papertrade.notifications.security_kinds import SECURITY
 from papertrade.outbox.store import StoredEvent
 from papertrade.tg.text import close_notice, cornix_block, escape
 
 
-def _num(value: Any) -> str:
-    return "?" if value is None else plain(Decimal(str(value)))
+def _rate(value: Any) -> str:
+    """A funding rate in percent, as the app shows it ("+0.0100%")."""
+    if value is None:
+        return "?"
+    rate = Decimal(str(value)) * 100
+    return f"{'+' if rate >= 0 else ''}{rate.quantize(Decimal('0.0001'))}%"
 
 
 # Who placed an order, as a sentence's subject (the others read "Your stop-loss").
@@ -37,10 +41,9 @@ def _order_filled(event: StoredEvent) -> Message:
     placed_by = order.get("placed_by")
     who = f"{_WHO.get(placed_by, f'Your {placed_by}')} {verb.lower()}" if placed_by else verb
     body = (
-        f"{who} {_num(order.get('filled_quantity'))} {symbol} at "
-        f"{_num(order.get('avg_price'))} ({str(order.get('type', '')).lower()} order "
-        f"#{order.get('id')}), commission {money_text(Decimal(str(order.get('commission', 0))))}"
-        " USDT."
+        f"{who} {quantity(order.get('filled_quantity'))} {symbol} at "
+        f"{price(symbol, order.get('avg_price'))} ({str(order.get('type', '')).lower()} order "
+        f"#{order.get('id')}), commission {usdt(order.get('commission', 0))} USDT."
     )
     title = f"{symbol} {placed_by} filled" if placed_by else f"{symbol} {side} order filled"
     return Message(title, body, _keep(order, "id", "symbol", "side", "placed_by"))
@@ -51,8 +54,8 @@ def _liquidated(event: StoredEvent) -> Message:
     symbol = position.get("symbol", "")
     body = (
         f"Your {symbol} position was closed by the liquidation engine at "
-        f"{_num(position.get('mark_price'))}: the portfolio's equity fell to its maintenance "
-        "margin."
+        f"{price(symbol, position.get('mark_price'))}: the portfolio's equity fell to its "
+        "maintenance margin."
     )
     return Message(f"{symbol} position liquidated", body, _keep(position, "symbol"))
 
@@ -62,8 +65,8 @@ def _funding(event: StoredEvent) -> Message:
     amount = Decimal(str(data.get("amount", 0)))
     verb = "received" if amount >= 0 else "paid"
     body = (
-        f"Funding {verb} on {data.get('symbol')}: {money_text(abs(amount))} USDT "
-        f"at a rate of {_num(data.get('rate'))}."
+        f"Funding {verb} on {data.get('symbol')}: {usdt(abs(amount))} USDT "
+        f"at a rate of {_rate(data.get('rate'))}."
     )
     return Message(
         f"{data.get('symbol')} funding {verb}",
