@@ -52,7 +52,7 @@ async def test_a_deleted_leaders_followers_are_released_and_told_without_a_fee(
 ) -> None:
     leader: User = await user_factory()
     follower: User = await user_factory()
-    _, mine, relation = await copied_round_trip(app, leader, follower)
+    led, mine, relation = await copied_round_trip(app, leader, follower)
     before = await portfolio_balance(follower, mine["id"])
     await delete_account(leader)
     seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
@@ -61,7 +61,8 @@ async def test_a_deleted_leaders_followers_are_released_and_told_without_a_fee(
     (settled,) = (await follower.get("/v1/copy/settlements")).json()[:1]
     assert (settled["reason"], settled["pct"], settled["fee"]) == ("deleted", 0, 0)
     told = await wait_for_inbox(follower, 2, kind="copy")
-    assert f"Copy relation #{relation['id']} ended (deleted)." in [n["body"] for n in told]
+    # the copy is named by the portfolio it copied (issue 33: codes, not ids)
+    assert f"The copy of {led['code']} ended (deleted)." in [n["body"] for n in told]
     again = await follower.post(f"/v1/copy/relations/{relation['id']}/unfollow", json={})
     assert again.status_code == 409 and again.json()["error"] == "copy_ended"
 

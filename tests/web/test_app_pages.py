@@ -160,11 +160,12 @@ async def test_forms_explain_errors_and_work_from_the_keyboard(
         await page.fill("#t-size", "0.0015")
         await page.keyboard.press("Enter")
         await expect(page.locator("#ticket-error")).to_contain_text("not a multiple of")
-        await page.fill("#t-size", "0.001")
-        await page.keyboard.press("Enter")
-        await expect(page.locator("#ticket-error")).to_contain_text("below minimum")
+        await page.fill("#t-size", "0.001")  # under the minimum the ticket says why and waits
+        await expect(page.locator("#t-problems")).to_contain_text("Below the minimum order")
+        await expect(page.locator("#t-submit")).to_be_disabled()
         await page.click('label[for="t-limit"]')
         await page.fill("#t-size", "0.01")
+        await expect(page.locator("#t-submit")).to_be_enabled()  # the preview has seen 0.01
         await page.keyboard.press("Enter")
         await expect(page.locator("#ticket-error")).to_have_text("A limit order needs a price.")
         await expect(page.locator("#t-price")).to_be_focused()

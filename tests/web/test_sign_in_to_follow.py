@@ -215,4 +215,5 @@ async def test_copy_this_portfolio_signed_out_says_why_and_the_page_does_not_jum
         await expect(page.locator("#auth-reason")).to_have_text("Sign in to copy this portfolio.")
         await _sign_in(page, email)
         await page.wait_for_url(f"**/app/social?leader={portfolio['id']}")
-        await expect(page.locator("#follow-leader")).to_have_value(str(portfolio["id"]))
+        # the copy form names the leader by its code (issue 33: codes, not ids)
+        await expect(page.locator("#follow-leader")).to_have_value(portfolio["code"])

@@ -86,7 +86,7 @@ async def test_copy_form_risk_settings_and_plain_errors(
     await call(leader, "POST", "/v1/order", {"portfolio_id": led["id"], **buy})
     line = page.locator("#social-feed li.feed-copy-filled").first
     # 50 USDT of margin capped at 40 (max margin per order), at 5x: 200 USDT, 0.004 BTC.
-    await expect(line).to_contain_text("Copied: buy 0.004 BTCUSDT at 50000")
+    await expect(line).to_contain_text("Copied: buy 0.004 BTCUSDT at 50,000.00")
     await set_price(web.app, "SOLUSDT", "150")
     sol = {"symbol": "SOLUSDT", "side": "buy", "type": "market", "quantity": "1"}
     await call(leader, "POST", "/v1/order", {"portfolio_id": led["id"], **sol})

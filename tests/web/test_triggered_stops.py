@@ -51,4 +51,4 @@ async def test_a_fired_stop_loss_says_so_everywhere(page: Page, web: WebApp, ste
     async with steps("the inbox says the stop-loss filled"):
         await page.goto("/app/inbox")
         item = page.locator("#inbox-list li", has_text="DOGEUSDT stop-loss filled")
-        await expect(item).to_contain_text("Your stop-loss sold 1000 DOGEUSDT", timeout=20_000)
+        await expect(item).to_contain_text("Your stop-loss sold 1,000 DOGEUSDT", timeout=20_000)
