@@ -44,9 +44,20 @@ async def test_the_editor_is_for_the_owner_only(
         assert (await user.get(missing)).status_code == 404, missing
 
 
-async def test_public_strategy_shell(anon: httpx.AsyncClient) -> None:
-    page = await anon.get("/s/S0000001")
-    assert page.status_code == 200 and 'data-code="S0000001"' in page.text
+async def test_public_strategy_shell(anon: httpx.AsyncClient, user: User) -> None:
+    made = await user.post(
+        "/v1/strategies",
+        json={
+            "kind": "dsl",
+            "name": "shown",
+            "source": "symbol BTCUSDT\nwhen close > open then buy",
+            "visibility": "public",
+        },
+    )
+    assert made.status_code == 201, made.text
+    code = made.json()["code"]
+    page = await anon.get(f"/s/{code}")  # a public strategy's page (an unknown code is a 404)
+    assert page.status_code == 200 and f'data-code="{code}"' in page.text
     for bad in ["/s/S0000001%3Cx%3E", "/s/" + "S" * 21]:
         assert (await anon.get(bad)).status_code == 404, bad
 
