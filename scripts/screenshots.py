@@ -124,6 +124,9 @@ async def _seed(app: FastAPI, api: Client) -> dict[str, Any]:
         await api.request.post(hook["url"], data=alert, headers={"Content-Type": "text/plain"})
     await api("POST", "/v1/user/api-keys", {"note": "grid bot (production)", "scope": "write"})
     await api("POST", "/v1/user/api-keys", {"note": "dashboard (read only)", "scope": "read"})
+    for amount in (250, 40):  # the wallet's recharge orders: one pending, one cancelled
+        recharge = await api("POST", "/v1/recharge/orders", {"amount": amount})
+    await api("POST", f"/v1/recharge/orders/{recharge['id']}/cancel")
     return {"id": pid, "code": main["code"], **await _seed_strategy(api, pid)}
 
 
@@ -169,6 +172,8 @@ async def _serve(out: Path) -> list[Path]:
             public_base_url=origin,
             market_source="sim",
             sim_tick_ms=250,
+            recharge_addresses=["TQn9Y2khEsLJW1ChVWFMSMeRDow5KcbLSE"],  # an example address
+            recharge_poll_s=0,  # no TRON network here
         )
         app = create_app(settings)
         async with app.router.lifespan_context(app):
@@ -199,6 +204,7 @@ async def _shoot(app: FastAPI, origin: str, out: Path) -> list[Path]:
             ("dashboard", "/app", True),
             ("portfolio", f"/app/portfolios/{seeded['id']}", True),
             ("settings-api-keys", "/app/settings/api-keys", True),
+            ("wallet", "/app/wallet", True),
             ("markets", "/markets", False),
             ("market-btcusdt", "/markets/BTCUSDT", False),
             ("square", "/square", False),
@@ -253,7 +259,9 @@ async def _trading_views(page: Page, out: Path, width: str, pid: int) -> list[Pa
         await page.locator(".phone-tabs").get_by_role("button", name="Chart").click()
         await page.wait_for_timeout(600)
     await page.locator(".chart-card").screenshot(path=str(chart))
-    return [ticket, chart]
+    bots = out / f"portfolio-connect-a-bot-{width}.png"
+    await page.locator("#keys-panel").screenshot(path=str(bots))
+    return [ticket, chart, bots]
 
 
 def main() -> None:

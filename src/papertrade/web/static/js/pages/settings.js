@@ -48,4 +48,15 @@ onSubmit($('#create-key'), async (data, form) => {
   await load();
 });
 
+// Bots that speak Binance's API use a portfolio's key pair: link each portfolio's setups.
+async function loadPortfolios() {
+  const portfolios = await get('/v1/portfolios/my');
+  $('#bot-portfolios').replaceChildren(...portfolios.map((p) => h('li', {},
+    h('a', { href: `/app/portfolios/${p.id}#bot-setups-title` }, `${p.name} (${p.code})`))));
+  if (!portfolios.length) {
+    $('#bot-portfolios').append(h('li', {}, h('a', { href: '/app' }, 'Create a portfolio on the dashboard first')));
+  }
+}
+
 load().catch((error) => toast(error.message, 'error'));
+loadPortfolios().catch((error) => toast(error.message, 'error'));

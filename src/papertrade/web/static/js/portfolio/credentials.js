@@ -5,6 +5,7 @@ import { del, get, post } from '../api.js';
 import { fillTable, h, td, $ } from '../dom.js';
 import { ago, time } from '../format.js';
 import { busy, confirmDialog, onSubmit, showSecretOnce, toast } from '../ui.js';
+import { setupBotSetups } from './bot-setups.js';
 
 // Ready-to-paste TradingView alert messages (docs/webhooks.md). The JSON one gives the
 // strategy's resulting position as a target; TradingView fills in the {{…}} placeholders.
@@ -28,6 +29,7 @@ export function setupCredentials({ root, portfolioId }) {
   const webhookTable = $('#webhook-table', root);
   $('#tv-message', root).value = TV_STRATEGY_MESSAGE;
   $('#tv-message-text', root).value = TV_TEXT_MESSAGE;
+  const bots = setupBotSetups(root, TV_STRATEGY_MESSAGE);
 
   function revokeButton(label, name, path, after) {
     const button = h('button', { type: 'button', class: 'btn btn-small btn-danger' }, label);
@@ -45,15 +47,16 @@ export function setupCredentials({ root, portfolioId }) {
     return button;
   }
 
-  async function loadCompat() {
+  async function loadCompat(created) {
     const rows = await get(`${base}/api-keys`);
+    bots.setKeys(rows, created);
     fillTable(compatTable, rows.map((k) => h('tr', { 'data-key': k.id, 'data-key-id': k.id, class: k.revoked_at ? 'revoked' : null },
       td(h('span', { class: 'truncate cell-note', title: k.note }, k.note || '—'), '', 'Note'),
       td(h('code', {}, `${k.prefix}…`), '', 'Key'),
       td(time(k.created_at), '', 'Created'),
       td(ago(k.last_used_at), '', 'Last used'),
       td(status(k), '', 'Status'),
-      td(k.revoked_at ? '' : revokeButton('Delete', `key ${k.prefix}…`, `${base}/api-keys/${k.id}`, loadCompat), 'actions', '', k.revoked_at ? 'revoked' : 'active'))));
+      td(k.revoked_at ? '' : revokeButton('Delete', `key ${k.prefix}…`, `${base}/api-keys/${k.id}`, () => loadCompat()), 'actions', '', k.revoked_at ? 'revoked' : 'active'))));
   }
 
   async function loadWebhooks() {
@@ -73,7 +76,7 @@ export function setupCredentials({ root, portfolioId }) {
       { label: 'API key', value: created.api_key, id: 'new-api-key' },
       { label: 'API secret', value: created.api_secret, id: 'new-api-secret' },
     ], 'Copy the secret now and keep it safe: it is shown only this once and cannot be retrieved later. If you lose it, delete the pair and create a new one.');
-    await loadCompat();
+    await loadCompat(created);
   });
 
   onSubmit($('#webhook-form', root), async () => {
@@ -81,6 +84,7 @@ export function setupCredentials({ root, portfolioId }) {
     showSecretOnce($('#webhook-once', root), 'Your webhook URL', [
       { label: 'Webhook URL', value: created.url, id: 'new-webhook-url' },
     ], 'Copy the URL now: it contains the secret token and is shown only this once. Anyone with it can trade this portfolio, so revoke it if it leaks.');
+    bots.setWebhookUrl(created.url);
     await loadWebhooks();
   });
 
