@@ -218,6 +218,7 @@ async def _shoot(app: FastAPI, origin: str, out: Path) -> list[Path]:
             ),
             ("strategy-live", f"/app/strategies/{seeded['strategy_id']}#live", True),
             ("public-strategy", f"/s/{seeded['strategy_code']}", False),
+            ("help-strategies", "/help/strategies", False),
         ]
         for width_name, viewport in WIDTHS.items():
             for signed in (True, False):

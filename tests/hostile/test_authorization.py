@@ -807,6 +807,9 @@ PROBES: list[Probe] = [
     *on_a("POST", PORTFOLIO + "/reset", body=lambda w: {"initial_balance": "1"}),
     *on_a("GET", PORTFOLIO + "/signals"),
     b_list_past_a(PORTFOLIO + "/signals"),
+    *on_a("GET", PORTFOLIO + "/strategy-signals"),
+    b_list_past_a(PORTFOLIO + "/strategy-signals"),
+    *on_a("GET", PORTFOLIO + "/strategies"),
     Probe(
         "GET",
         PORTFOLIO + "/signals/{signal_id}",

@@ -104,3 +104,46 @@ async def signals(
         statement = statement.where(StrategySignal.id < before_id)
     rows = await session.scalars(statement.order_by(StrategySignal.id.desc()).limit(limit))
     return rows.all()
+
+
+async def in_portfolio(
+    session: AsyncSession, portfolio_id: int, statuses: Sequence[str] = ("running", "paused")
+) -> Sequence[tuple[StrategyDeployment, Strategy]]:
+    """The deployments into `portfolio_id` (by default those still trading it), with their
+    strategies, oldest first."""
+    rows = await session.execute(
+        select(StrategyDeployment, Strategy)
+        .join(Strategy, Strategy.id == StrategyDeployment.strategy_id)
+        .where(
+            StrategyDeployment.portfolio_id == portfolio_id,
+            StrategyDeployment.status.in_(statuses),
+        )
+        .order_by(StrategyDeployment.id)
+    )
+    return [(d, st) for d, st in rows.all()]
+
+
+async def portfolio_signals(
+    session: AsyncSession, portfolio_id: int, before_id: int | None, limit: int
+) -> Sequence[tuple[StrategySignal, Strategy]]:
+    """The signals of every strategy deployed into `portfolio_id` (ever), newest first."""
+    placed = await session.execute(
+        select(StrategyDeployment.id, StrategyDeployment.strategy_id).where(
+            StrategyDeployment.portfolio_id == portfolio_id
+        )
+    )
+    pairs = [(d, st) for d, st in placed.all()]
+    if not pairs:
+        return []
+    statement = (
+        select(StrategySignal, Strategy)
+        .join(Strategy, Strategy.id == StrategySignal.strategy_id)
+        .where(
+            StrategySignal.strategy_id.in_({s for _, s in pairs}),
+            StrategySignal.deployment_id.in_({d for d, _ in pairs}),
+        )
+    )
+    if before_id is not None:
+        statement = statement.where(StrategySignal.id < before_id)
+    rows = await session.execute(statement.order_by(StrategySignal.id.desc()).limit(limit))
+    return [(signal, strategy) for signal, strategy in rows.all()]

@@ -14,6 +14,7 @@ from papertrade.jobs.runtime import Jobs
 from papertrade.kit.ids import ID_MAX, Id
 from papertrade.kit.time import now_ms
 from papertrade.models import Portfolio, Strategy, StrategyBacktest
+from papertrade.portfolios import service as portfolio_service
 from papertrade.strategies import backtests, deployments, drift, service
 from papertrade.strategies.jobs import BACKTEST
 from papertrade.strategies.sandbox import isolation
@@ -23,6 +24,9 @@ from papertrade.strategies.schemas import (
     BacktestRead,
     DeploymentCreate,
     DeploymentRead,
+    PortfolioStrategy,
+    PortfolioStrategySignal,
+    PortfolioStrategySignalPage,
     SignalPage,
     SignalRead,
     StrategyCreate,
@@ -305,6 +309,60 @@ async def list_signals(
         rows = await deployments.signals(session, strategy, before_id, limit)
         page = [SignalRead.model_validate(r) for r in rows]
     return SignalPage(signals=page, next_before_id=page[-1].id if len(page) == limit else None)
+
+
+@router.get("/portfolios/{portfolio_id}/strategies", response_model=list[PortfolioStrategy])
+async def portfolio_strategies(
+    portfolio_id: Id, principal: Caller, ctx: Ctx
+) -> list[PortfolioStrategy]:
+    """The strategies deployed into this portfolio and not stopped (running or paused)."""
+    async with ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+        rows = await deployments.in_portfolio(session, portfolio_id)
+    return [
+        PortfolioStrategy(
+            deployment_id=d.id,
+            strategy_id=st.id,
+            strategy_code=st.code,
+            strategy_name=st.name,
+            kind=st.kind,
+            version=d.version,
+            symbol=d.symbol,
+            timeframe=d.timeframe,
+            status=d.status,
+            last_error=d.last_error,
+        )
+        for d, st in rows
+    ]
+
+
+@router.get(
+    "/portfolios/{portfolio_id}/strategy-signals", response_model=PortfolioStrategySignalPage
+)
+async def portfolio_strategy_signals(
+    portfolio_id: Id,
+    principal: Caller,
+    ctx: Ctx,
+    before_id: Annotated[int | None, Query(ge=1, le=ID_MAX)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> PortfolioStrategySignalPage:
+    """The signals of the strategies deployed into this portfolio, newest first, each with the
+    strategy that produced it; page with `before_id` = the previous page's `next_before_id`."""
+    async with ctx.db.reader() as session:
+        await portfolio_service.get_owned(session, principal, portfolio_id)
+        rows = await deployments.portfolio_signals(session, portfolio_id, before_id, limit)
+    page = [
+        PortfolioStrategySignal(
+            **SignalRead.model_validate(signal).model_dump(),
+            strategy_id=strategy.id,
+            strategy_code=strategy.code,
+            strategy_name=strategy.name,
+        )
+        for signal, strategy in rows
+    ]
+    return PortfolioStrategySignalPage(
+        signals=page, next_before_id=page[-1].id if len(page) == limit else None
+    )
 
 
 async def _writable(ctx: AppContext, session: AsyncSession, strategy: Strategy) -> None:

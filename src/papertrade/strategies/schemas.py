@@ -136,3 +136,31 @@ class SignalRead(Schema):
 class SignalPage(Schema):
     signals: list[SignalRead]
     next_before_id: int | None
+
+
+class PortfolioStrategy(Schema):
+    """A strategy deployed into the portfolio (running or paused), named for the page."""
+
+    deployment_id: int
+    strategy_id: int
+    strategy_code: str
+    strategy_name: str
+    kind: str
+    version: int
+    symbol: str
+    timeframe: str
+    status: str
+    last_error: str | None
+
+
+class PortfolioStrategySignal(SignalRead):
+    """A strategy's signal as the portfolio lists it: which strategy produced it."""
+
+    strategy_id: int
+    strategy_code: str
+    strategy_name: str
+
+
+class PortfolioStrategySignalPage(Schema):
+    signals: list[PortfolioStrategySignal]
+    next_before_id: int | None

@@ -24,6 +24,7 @@ from papertrade.context import AppContext
 from papertrade.errors import NotFound
 from papertrade.kit.ids import is_id
 from papertrade.portfolios import service as portfolio_service
+from papertrade.strategies import reference as strategy_reference
 from papertrade.strategies import service as strategy_service
 from papertrade.users import service as user_service
 
@@ -261,6 +262,7 @@ async def strategy_page(request: Request, strategy_id: int) -> Response:
         strategy_name=strategy.name,
         strategy_code=strategy.code,
         strategy_kind=strategy.kind,
+        ref=strategy_reference.reference(),
     )
 
 
@@ -325,6 +327,21 @@ async def help_copying(request: Request) -> Response:
     viewer = await _viewer(request)
     return _page(
         request, "help_copying.html", title="How copying works", script=None, viewer=viewer
+    )
+
+
+@router.api_route("/help/strategies", methods=PAGE_METHODS)
+async def help_strategies(request: Request) -> Response:
+    """The DSL and Python reference (for anyone), from the parser's and the sandbox's own
+    definitions (strategies/reference.py)."""
+    viewer = await _viewer(request)
+    return _page(
+        request,
+        "help_strategies.html",
+        title="Strategy reference",
+        script=None,
+        viewer=viewer,
+        ref=strategy_reference.reference(),
     )
 
 

@@ -16,6 +16,7 @@ import { setupAccount } from '../portfolio/account.js';
 import { setupCredentials } from '../portfolio/credentials.js';
 import { setupMarginMode } from '../portfolio/margin-mode.js';
 import { setupTicket } from '../portfolio/ticket.js';
+import { showStrategies } from '../portfolio/strategies.js';
 import { createViews } from '../portfolio/views.js';
 
 const root = $('#portfolio');
@@ -23,7 +24,7 @@ const id = Number(root.dataset.id);
 const base = `/v1/portfolios/${id}`;
 
 const views = createViews(root);
-const state = { portfolio: null, equity: null, positions: [], signals: [], exits: new Map() };
+const state = { portfolio: null, equity: null, positions: [], signals: [], strategySignals: [], exits: new Map() };
 const status = liveStatus($('#live-state', root), $('#stale-note', root));
 
 function showAccount() {
@@ -101,12 +102,18 @@ async function loadSlow() {
 }
 
 async function loadSignals() {
-  const page = await get(`${base}/signals?limit=50`);
+  const [page, fromStrategies, deployed] = await Promise.all([
+    get(`${base}/signals?limit=50`),
+    get(`${base}/strategy-signals?limit=50`),
+    get(`${base}/strategies`),
+  ]);
   // A signal pushed while this read was under way is newer than what it lists: keep it.
   const newest = page.signals[0]?.id ?? 0;
   const pushed = state.signals.filter((s) => s.id > newest);
   state.signals = [...pushed, ...page.signals].slice(0, 50);
-  views.signals(state.signals);
+  state.strategySignals = fromStrategies.signals;
+  views.signals(state.signals, state.strategySignals);
+  showStrategies(root, deployed);
 }
 
 async function refreshAll() {
@@ -138,7 +145,7 @@ function applySignal(signal) {
   if (!signal?.id || signal.body === undefined) return;
   const rest = state.signals.filter((s) => s.id !== signal.id);
   state.signals = [signal, ...rest].sort((a, b) => b.id - a.id).slice(0, 50);
-  views.signals(state.signals);
+  views.signals(state.signals, state.strategySignals);
 }
 
 /** An order the user did not place themselves filled (a stop, a take-profit, the liquidation

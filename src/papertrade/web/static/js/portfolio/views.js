@@ -6,6 +6,7 @@ import { equityChart } from '../charts.js';
 import { liveReturn, pct, pnlClass, signedUsd, time, usd } from '../format.js';
 import { price, qty } from '../instruments.js';
 import { confirmDialog, busy, toast } from '../ui.js';
+import { OUTCOME_CLASS, intentText } from '../strategy/signals.js';
 
 /** One position of a symbol: hedge mode holds a LONG and a SHORT one (orders name it too). */
 export const positionKey = (row) => `${row.symbol}:${row.position_side || 'BOTH'}`;
@@ -276,12 +277,26 @@ export function createViews(root) {
     return parts.join(' · ') || '—';
   }
 
-  function signals(rows) {
-    fillTable($('#signals-table', root), rows.map((s) => h('tr', { 'data-key': s.id, 'data-signal-id': s.id },
+  // A signal of a strategy deployed here (GET …/strategy-signals): marked with its strategy.
+  const strategyRow = (s) => h('tr', { 'data-key': `strategy-${s.id}`, 'data-strategy-signal-id': s.id },
+    td(time(s.time), '', 'Time'),
+    td([
+      h('span', { class: 'badge badge-strategy' }, 'Strategy'), ' ',
+      h('a', { href: `/app/strategies/${s.strategy_id}` }, s.strategy_name), ' ',
+      h('span', { class: 'muted code' }, `${s.strategy_code} v${s.version}`),
+      h('div', { class: 'wrap small' }, s.rule || '—'),
+    ], '', 'Signal'),
+    td(h('span', { class: `outcome ${OUTCOME_CLASS[s.outcome] || ''}` }, s.outcome), '', 'Outcome'),
+    td([intentText(s.intent), s.reason ? ` · ${s.reason}` : '', s.order_id ? ` · order #${s.order_id}` : ''].join(''), 'wrap', 'Detail'));
+
+  function signals(rows, strategyRows = []) {
+    const alerts = rows.map((s) => [s.received_at, h('tr', { 'data-key': s.id, 'data-signal-id': s.id },
       td(time(s.received_at), '', 'Time'),
-      td(h('code', { class: 'wrap' }, signalText(s)), '', 'Alert'),
+      td(h('code', { class: 'wrap' }, signalText(s)), '', 'Signal'),
       td(h('span', { class: `outcome outcome-${signalOutcome(s)}` }, signalOutcome(s)), '', 'Outcome'),
-      td(signalDetail(s), 'wrap', 'Detail'))));
+      td(signalDetail(s), 'wrap', 'Detail'))]);
+    const fromStrategies = strategyRows.map((s) => [s.time, strategyRow(s)]);
+    fillTable($('#signals-table', root), [...alerts, ...fromStrategies].sort((a, b) => b[0] - a[0]).map(([, row]) => row));
     const last = $('#last-signals', root);
     last.replaceChildren(...(rows.length ? rows.slice(0, 5).map((s) => h('li', {},
       h('span', { class: `outcome outcome-${signalOutcome(s)}` }, signalOutcome(s)), ' ',

@@ -5,9 +5,9 @@ import { get } from '../api.js';
 import { fillTable, h, td } from '../dom.js';
 import { num, time } from '../format.js';
 
-const OUTCOME_CLASS = { executed: 'outcome-executed', refused: 'outcome-rejected', skipped: 'outcome-ignored' };
+export const OUTCOME_CLASS = { executed: 'outcome-executed', refused: 'outcome-rejected', skipped: 'outcome-ignored' };
 
-function intentText(intent) {
+export function intentText(intent) {
   if (!intent || !intent.action) return '—';
   // qty_type as the live executor sends it: percent_equity, quote (USDT) or base (contracts).
   const unit = { percent_equity: '% of equity', quote: ' USDT', base: '' }[intent.qty_type] ?? '';
