@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from papertrade.app import create_app
 from papertrade.config import Settings
 
-pytest_plugins = ["tests.hangwatch"]
+pytest_plugins = ["tests.hangwatch", "tests.databases"]
 
 ORIGIN = "https://testserver"
 PG_URL = os.environ.get("PAPERTRADE_TEST_POSTGRES_URL")  # postgresql+asyncpg://user@host:port/db
@@ -24,6 +24,9 @@ PG_URL = os.environ.get("PAPERTRADE_TEST_POSTGRES_URL")  # postgresql+asyncpg://
 
 async def _fresh_postgres_database(name: str) -> str:
     assert PG_URL is not None
+    from tests.databases import check_declared
+
+    check_declared("a PostgreSQL database")
     base = PG_URL.replace("postgresql+asyncpg://", "postgresql://")
     conn = await asyncpg.connect(base)
     try:
@@ -62,6 +65,9 @@ async def database_url(
 
 
 def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Settings:
+    from tests.databases import check_declared  # imported here: the plugin loads after this file
+
+    check_declared("make_settings")
     values: dict[str, Any] = {
         "database_url": database_url,
         "var_dir": var_dir,

@@ -21,6 +21,9 @@ from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
 from tests.ws.conftest import fresh_database
 
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
+
 REDIS_URL = "redis://127.0.0.1:6379/13"
 Served = tuple[FastAPI, str]
 

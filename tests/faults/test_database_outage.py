@@ -19,6 +19,9 @@ from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
 from tests.ws.helpers import ws_url
 
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
+
 
 def _market_order(pid: int, client_order_id: str) -> dict[str, Any]:
     return {

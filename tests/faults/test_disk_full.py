@@ -17,6 +17,9 @@ import pytest
 from tests.conftest import bearer, client_for, make_settings, running_app, sign_up
 from tests.trading_api.helpers import set_price
 
+# SQLite's own file, on whichever database the run uses (tests/databases.py)
+pytestmark = pytest.mark.one_database
+
 
 @contextlib.contextmanager
 def small_filesystem(where: Path, size: str = "4m") -> Iterator[Path]:

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from papertrade.kit import ratelimit
 from tests.conftest import bearer, client_for, make_settings, running_app, sign_up
 from tests.faults.helpers import redis_server
@@ -17,6 +19,9 @@ from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
 from tests.ws.conftest import fresh_database
 from tests.ws.helpers import socket
+
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
 
 
 @contextlib.contextmanager

@@ -19,6 +19,9 @@ from tests.conftest import PG_URL, running_app
 from tests.faults.helpers import postgres_behind_proxy, redis_server
 from tests.liveserver import free_port
 
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
+
 PAPERTRADE = str(Path(sys.executable).parent / "papertrade")
 needs_postgres = pytest.mark.skipif(not PG_URL, reason="one process per database is PostgreSQL's")
 

@@ -59,6 +59,9 @@ from tests.conftest import (
 from tests.fapi.helpers import make_bot
 from tests.trading_api.helpers import set_price
 
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
+
 EXAMPLES = int(os.environ.get("PAPERTRADE_FUZZ_EXAMPLES", "120"))
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES,

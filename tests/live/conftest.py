@@ -151,7 +151,7 @@ async def _settings(tmp: Path, name: str, **extra: object) -> tuple[Settings, st
 
 
 @pytest.fixture
-async def exchange(tmp_path: Path) -> AsyncIterator[Exchange]:
+async def exchange(tmp_path: Path, uses_database: None) -> AsyncIterator[Exchange]:
     settings, database = await _settings(tmp_path, "exchange")
     try:
         async with running_app(settings) as app, live_server(app) as upstream:

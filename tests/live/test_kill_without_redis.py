@@ -5,12 +5,17 @@ call still cancels every open order and closes every position on the exchange.""
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import make_settings, running_app
 from tests.faults.helpers import redis_server
 from tests.live.conftest import Exchange
 from tests.live.test_live import exchange_orders, exchange_position, registered, settled
 from tests.trading_api.helpers import limit, market, set_price
 from tests.ws.conftest import fresh_database
+
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
 
 
 async def test_the_kill_switch_works_while_redis_is_down(

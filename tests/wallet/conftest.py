@@ -34,7 +34,7 @@ async def tron() -> AsyncIterator[tuple[FakeTronGrid, str]]:
 
 @pytest.fixture(scope="package")
 async def wallet_settings(
-    tron: tuple[FakeTronGrid, str], tmp_path_factory: pytest.TempPathFactory
+    uses_database: None, tron: tuple[FakeTronGrid, str], tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Settings]:
     var = tmp_path_factory.mktemp("wallet")
     name = f"papertrade_wallet_{uuid.uuid4().hex[:8]}"

@@ -5,11 +5,11 @@ to the address it was sent to (docs/wallet.md)."""
 
 from collections.abc import AsyncIterator
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 
+from papertrade.config import Settings
 from papertrade.errors import Conflict
 from papertrade.recharge import service as recharges
 from papertrade.recharge.watcher import watch_once
@@ -21,10 +21,12 @@ SECOND = "TJRabPrwbZy45sbavfcjinPJC18kjpRTv8"
 
 
 @pytest.fixture
-async def pool_app(tron: tuple[FakeTronGrid, str], tmp_path: Path) -> AsyncIterator[FastAPI]:
+async def pool_app(
+    tron: tuple[FakeTronGrid, str], isolated_settings: Settings
+) -> AsyncIterator[FastAPI]:
     settings = wallet_settings_for(
-        f"sqlite+aiosqlite:///{tmp_path / 'pool.db'}",
-        tmp_path,
+        isolated_settings.database_url,
+        isolated_settings.var_dir,
         tron[1],
         recharge_addresses=[ADDRESS, SECOND],
     )

@@ -84,7 +84,7 @@ async def serve_on_own_origin(
 
 @pytest.fixture(scope="session")
 async def web(
-    tmp_path_factory: pytest.TempPathFactory, worker_id_name: str
+    tmp_path_factory: pytest.TempPathFactory, worker_id_name: str, uses_database: None
 ) -> AsyncIterator[WebApp]:
     if PG_URL:
         database_url = await _fresh_postgres_database(f"papertrade_test_web_{worker_id_name}")

@@ -19,7 +19,9 @@ from tests.web.conftest import WebApp, call, new_context, serve_on_own_origin, s
 
 
 @pytest.fixture
-async def live_web(exchange: Exchange, tmp_path: Path) -> AsyncIterator[WebApp]:
+async def live_web(
+    exchange: Exchange, tmp_path: Path, uses_database: None
+) -> AsyncIterator[WebApp]:
     name = "papertrade_live_web"
     url = (
         await _fresh_postgres_database(name)

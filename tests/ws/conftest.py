@@ -42,7 +42,9 @@ async def served_app(settings: Any) -> AsyncIterator[tuple[FastAPI, str]]:
 
 
 @pytest.fixture(scope="module")
-async def fast_app(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[FastAPI, str]]:
+async def fast_app(
+    tmp_path_factory: pytest.TempPathFactory, uses_database: None
+) -> AsyncIterator[tuple[FastAPI, str]]:
     """Credentials re-checked every 0.2 s, a 1 s auth deadline, a 64 KiB send backlog limit."""
     tmp = tmp_path_factory.mktemp("ws_fast")
     async with fresh_database("ws_fast", tmp) as url:

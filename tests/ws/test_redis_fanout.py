@@ -14,6 +14,9 @@ from tests.trading_api.helpers import order, set_price
 from tests.ws.conftest import fresh_database
 from tests.ws.helpers import socket
 
+# opens databases of its own (tests/databases.py)
+pytestmark = pytest.mark.database
+
 REDIS_URL = "redis://127.0.0.1:6379/14"
 
 

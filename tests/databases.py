@@ -1,0 +1,97 @@
+"""Which tests run on PostgreSQL too: those whose outcome can depend on the database.
+
+The suite runs twice, on SQLite and then on PostgreSQL (the Makefile's test-sqlite and
+test-postgres). The PostgreSQL half runs only the tests that open a database and are not marked
+`one_database`; everything else (the pure kernel, parsing, the DSL, the wire formats, and the
+areas in ONE_DATABASE below, which use a database but check nothing that differs between the
+two) runs in the SQLite half only.
+
+A test opens a database when it requests `database_url`, `isolated_settings` or `uses_database`
+(directly or through another fixture) or carries the `database` or `one_database` marker. A test
+that builds an app's settings (`make_settings`) without one of these fails at once, so a test
+cannot drop out of the PostgreSQL half by accident: it has to say what it uses.
+"""
+
+from collections.abc import Iterator
+
+import pytest
+
+DATABASE_FIXTURES = frozenset({"database_url", "isolated_settings", "uses_database"})
+
+# Areas that use a database to set the scene but whose assertions are about something the database
+# cannot change: what a page or a client library shows and sends. Each says why.
+ONE_DATABASE = {
+    "tests/web/": "pages and browser journeys: what the browser shows, over the domain's API",
+    "tests/fapi/test_ccxt.py": "ccxt's parsing of the Binance wire format",
+    "tests/fapi/test_node_client.py": "a Node.js client's parsing of the Binance wire format",
+    "tests/fapi/test_other_clients.py": "python-binance and the connector parsing the wire format",
+    "tests/fapi/test_stream_clients.py": "WebSocket clients parsing Binance's stream events",
+    "tests/fapi/test_docs.py": "the documented examples answer as documented",
+    "tests/fapi/test_ws_docs.py": "the documented stream examples answer as documented",
+    "tests/freqtrade/": "freqtrade's own loop over the wire format",
+    "tests/strategies/test_docs.py": "the documented strategy examples run",
+    "tests/strategies/test_sandbox_isolation.py": "the operating system's isolation of a child",
+    "tests/strategies/test_hostile_sources.py": "the sandbox's answers to hostile sources",
+}
+
+_current: pytest.Item | None = None
+
+
+def opens_database(item: pytest.Item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    marked = any(item.get_closest_marker(name) for name in ("database", "one_database"))
+    return marked or bool(DATABASE_FIXTURES & fixtures)
+
+
+def runs_on_postgres(item: pytest.Item) -> bool:
+    return opens_database(item) and item.get_closest_marker("one_database") is None
+
+
+def check_declared(what: str) -> None:
+    """Fail the running test if it opens a database without saying so (see the module's doc)."""
+    if _current is not None and not opens_database(_current):
+        pytest.fail(
+            f"{_current.nodeid} opens a database ({what}) without saying so: request "
+            "`uses_database` or mark it `database` (tests/databases.py)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(scope="session")
+def uses_database() -> None:
+    """Requested by fixtures that create a database of their own."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "database: the test opens a database without a fixture")
+    config.addinivalue_line(
+        "markers",
+        "one_database: uses a database but checks nothing that differs between SQLite and "
+        "PostgreSQL; runs in the SQLite half only",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from tests.conftest import PG_URL
+
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if any(path.startswith(prefix) for prefix in ONE_DATABASE):
+            item.add_marker(pytest.mark.one_database)
+    if not PG_URL:
+        return
+    kept = [item for item in items if runs_on_postgres(item)]
+    dropped = [item for item in items if not runs_on_postgres(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    global _current
+    _current = item
+    try:
+        return (yield)
+    finally:
+        _current = None
