@@ -101,6 +101,12 @@ export function equityChart(el) {
     },
   });
   let lastTime = 0;
+  // The whole curve across the chart, also when it was drawn while hidden (a tab not yet
+  // opened has no width: fitting it then squeezed the curve against the right edge once shown)
+  // and after the page is resized.
+  chart.timeScale().subscribeSizeChange((width) => {
+    if (width > 0) chart.timeScale().fitContent();
+  });
   return {
     chart,
     /** points: [{time: ms, equity: number}], any order; duplicates by second keep the last. */
