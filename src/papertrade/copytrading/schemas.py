@@ -105,7 +105,9 @@ class LeaderStatsRead(LeaderRead):
     roi_30d_pct: Number | None
     roi_90d_pct: Number | None
     max_drawdown_pct: Number
-    win_rate: Number | None = Field(description="Share of closing fills with a profit.")
+    win_rate: Number | None = Field(
+        description="Share of closing fills with a profit after their fee."
+    )
 
 
 class RelationRead(Schema):

@@ -25,7 +25,9 @@ class PublicPortfolio(Schema):
         "portfolio's creation (ms)."
     )
     trades: int
-    win_rate: Number | None = Field(description="Share of closing fills in profit (0–1).")
+    win_rate: Number | None = Field(
+        description="Share of closing fills in profit after their fee (0–1)."
+    )
     created_at: int
 
 

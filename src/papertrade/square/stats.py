@@ -29,7 +29,7 @@ class PortfolioStats:
     max_drawdown_pct: Decimal  # of the time-weighted index over the current period
     period_start: int  # when the current period began (the latest reset, else the creation)
     trades: int
-    win_rate: Decimal | None  # share of closing fills with a profit; None before any close
+    win_rate: Decimal | None  # closing fills with a profit after their fee; None before any
     record: Record
 
 
@@ -47,7 +47,8 @@ async def compute(
                 Fill.portfolio_id,
                 func.count(Fill.id),
                 func.sum(case((Fill.realized_pnl != 0, 1), else_=0)),
-                func.sum(case((Fill.realized_pnl > 0, 1), else_=0)),
+                # a win nets a profit after the closing fill's own fee
+                func.sum(case((Fill.realized_pnl - Fill.commission > 0, 1), else_=0)),
             )
             .where(Fill.portfolio_id.in_(ids))
             .group_by(Fill.portfolio_id)

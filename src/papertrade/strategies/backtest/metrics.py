@@ -68,6 +68,9 @@ def compute(outcome: Outcome, bars: Bars, initial: Decimal) -> dict[str, float |
         downside = math.sqrt(float(np.mean(np.minimum(returns, 0) ** 2)))
         sortino = returns.mean() / downside * math.sqrt(PERIODS_PER_YEAR)
     closed = [t for t in outcome.trades if t.exit_time is not None]
+    # A trade's net PnL: realized, less both fills' fees and the funding paid while open.
+    # Wins, losses, win rate, profit factor and expectancy are all on it: a trade that gained
+    # less than its fees is a loss.
     pnls = np.array([float(t.pnl) for t in closed])
     pcts = np.array([float(t.pnl / (t.qty * t.entry_price)) * 100 for t in closed])
     wins, losses = pnls[pnls > 0], pnls[pnls < 0]

@@ -62,6 +62,16 @@ export function time(ms) {
     : `${d.toLocaleDateString('en-CA')} ${d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' })}`;
 }
 
+/** Always the date and the time, "2026-10-29 07:30" (seconds only when not :00): for
+ * periods and records that may lie on any day, where `time` would drop today's date. */
+export function dateTime(ms) {
+  if (ms === null || ms === undefined || ms === '' || !Number.isFinite(Number(ms))) return '—';
+  const d = new Date(Number(ms));
+  const two = (n) => String(n).padStart(2, '0');
+  const seconds = d.getSeconds() ? `:${two(d.getSeconds())}` : '';
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}${seconds}`;
+}
+
 export function ago(ms) {
   if (!ms) return 'never';
   const s = Math.max(0, Math.round((Date.now() - Number(ms)) / 1000));

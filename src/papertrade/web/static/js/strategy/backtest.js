@@ -4,14 +4,12 @@
 
 import { get, post } from '../api.js';
 import { $, fillTable, h, td } from '../dom.js';
-import { num, percent, time, usd } from '../format.js';
-import { clearCharts, curveChart, priceChart } from './charts.js';
+import { dateTime, num, percent, usd } from '../format.js';
+import { clearCharts, curveChart, periodChart } from './charts.js';
 import { plainError } from './errors.js';
 import { watchBacktest } from './progress.js';
 import { formError, onSubmit, toast } from '../ui.js';
 
-const STEP_MS = { '1m': 60e3, '5m': 300e3, '15m': 900e3, '30m': 1800e3, '1h': 3600e3, '4h': 14400e3, '1d': 86400e3 };
-const MAX_KLINES = 1500; // one read of GET /v1/market/klines
 const MAX_TRADE_ROWS = 1000;
 const DAY = 86400e3;
 
@@ -106,25 +104,60 @@ export function backtestPanel(strategyId, versionsOf) {
     }
   };
 
-  const klinesFor = async (run) => {
-    const step = STEP_MS[run.timeframe] || 3600e3;
-    const start = Math.max(run.start_ms, run.end_ms - MAX_KLINES * step);
-    const query = new URLSearchParams({
-      symbol: run.symbol,
-      interval: run.timeframe,
-      start: String(start),
-      end: String(run.end_ms - 1),
-      limit: String(MAX_KLINES),
+  // The price chart reads its candles a page at a time (GET /v1/market/klines) as it is browsed.
+  const klinesOf = (symbol) => ({ interval, start, end, limit }) => get(`/v1/market/klines?${new URLSearchParams({
+    symbol, interval, start: String(start), end: String(end), limit: String(limit),
+  })}`);
+  let price = null;
+
+  /** The price chart over the whole period, its interval buttons and what it shows. */
+  async function showPrice(run, fills) {
+    const el = $('#bt-price');
+    const said = $('#bt-price-view');
+    const buttons = $('#bt-price-intervals');
+    const described = `${num(fills.length, 0)} fills marked: ▲ buy, ▼ sell. Drag or zoom to browse the whole period; a trade's entry time shows it here.`;
+    $('#bt-price-desc').textContent = described;
+    price = periodChart(el, {
+      timeframe: run.timeframe,
+      startMs: run.start_ms,
+      endMs: run.end_ms,
+      fills,
+      read: klinesOf(run.symbol),
+      onView: ({ interval, from, to, loading }) => {
+        said.textContent = `Showing ${dateTime(from)} → ${dateTime(to)} · ${interval} candles${loading ? ' · reading more…' : ''}`;
+        for (const b of buttons.querySelectorAll('[data-interval]')) b.setAttribute('aria-pressed', String(b.dataset.interval === interval));
+      },
     });
-    return { rows: await get(`/v1/market/klines?${query}`), partial: start > run.start_ms };
-  };
+    const chart = price;
+    const act = (work) => work.catch((error) => {
+      if (chart === price) said.textContent = `The price chart could not be read: ${plainError(error)}`;
+    });
+    buttons.replaceChildren(
+      h('button', { type: 'button', class: 'btn btn-small', id: 'bt-price-whole', onclick: () => act(chart.overview()) }, 'Whole period'),
+      ...chart.intervals.map((iv) => h('button', {
+        type: 'button', class: 'btn btn-small', dataset: { interval: iv }, 'aria-pressed': 'false',
+        'aria-label': `${iv} candles`, onclick: () => act(chart.setInterval(iv)),
+      }, iv)),
+    );
+    await act(chart.overview());
+  }
+
+  /** A trade's entry on the chart, in the run's own candles. */
+  function showOnChart(ms) {
+    if (!price) return;
+    $('#bt-price').scrollIntoView({ block: 'center', behavior: 'instant' });
+    price.focus(ms).catch((error) => {
+      $('#bt-price-view').textContent = `The price chart could not be read: ${plainError(error)}`;
+    });
+  }
 
   async function showResult(run) {
     const box = $('#bt-result');
     box.hidden = false;
     clearCharts();
+    price = null;
     $('#bt-result-title').textContent = `Result of run #${run.id}`;
-    $('#bt-result-meta').textContent = `Version ${run.version} · ${run.symbol} ${run.timeframe} · ${time(run.start_ms)} → ${time(run.end_ms)} · initial balance ${usd(run.initial_balance)} USDT · taker fee ${num(Number(run.taker_fee_rate) * 100)}%`;
+    $('#bt-result-meta').textContent = `Version ${run.version} · ${run.symbol} ${run.timeframe} · ${dateTime(run.start_ms)} → ${dateTime(run.end_ms)} · initial balance ${usd(run.initial_balance)} USDT · taker fee ${num(Number(run.taker_fee_rate) * 100)}%`;
     const failed = run.status === 'failed';
     $('#bt-result-error').hidden = !failed;
     $('#bt-result-error').textContent = failed ? `This backtest failed: ${run.error || 'no reason given'}` : '';
@@ -146,20 +179,17 @@ export function backtestPanel(strategyId, versionsOf) {
 
     const trades = result.trades || [];
     const fills = trades.flatMap((t) => t.fills || []);
-    try {
-      const { rows, partial } = await klinesFor(run);
-      const { shown } = priceChart($('#bt-price'), rows, fills);
-      $('#bt-price-desc').textContent = `${num(rows.length, 0)} bars${partial ? ' (the last ones of the period)' : ''}; ${num(shown, 0)} fills marked: ▲ buy, ▼ sell.`;
-    } catch (error) {
-      $('#bt-price-desc').textContent = `The price chart could not be read: ${plainError(error)}`;
-    }
+    await showPrice(run, fills);
 
     const newest = trades.slice(-MAX_TRADE_ROWS).reverse();
     fillTable($('#bt-trades'), newest.map((t, i) => h('tr', { dataset: { key: `${t.entry_time}-${i}` } },
       td(h('span', { class: `side ${t.side}` }, t.side), '', 'Side'),
-      td(time(t.entry_time), '', 'Entry'),
+      td(h('button', {
+        type: 'button', class: 'btn btn-small btn-ghost', title: 'Show on the price chart',
+        'aria-label': `${dateTime(t.entry_time)}: show on the price chart`, onclick: () => showOnChart(t.entry_time),
+      }, dateTime(t.entry_time)), '', 'Entry'),
       td(num(t.entry_price), 'num', 'Entry price'),
-      td(t.exit_time ? time(t.exit_time) : 'open', '', 'Exit'),
+      td(t.exit_time ? dateTime(t.exit_time) : 'open at the end', '', 'Exit'),
       td(num(t.exit_price), 'num', 'Exit price'),
       td(num(t.qty), 'num', 'Quantity'),
       td(usd(t.pnl), `num ${Number(t.pnl) > 0 ? 'up' : Number(t.pnl) < 0 ? 'down' : ''}`.trim(), 'PnL (USDT)'),
@@ -197,7 +227,7 @@ export function backtestPanel(strategyId, versionsOf) {
     return h('tr', { dataset: { key: String(run.id) } },
       td(`#${run.id} · v${run.version}${run.deployment_id ? ' · drift' : ''}`, '', 'Run'),
       td(`${run.symbol} ${run.timeframe}`, '', 'Market'),
-      td(`${time(run.start_ms)} → ${time(run.end_ms)}`, '', 'Period'),
+      td(`${dateTime(run.start_ms)} → ${dateTime(run.end_ms)}`, '', 'Period'),
       td(run.status === 'running' ? `Running ${Math.round(run.progress * 100)}%` : (STATUS_TEXT[run.status] || run.status), '', 'Status'),
       td(percent(ret), `num ${ret > 0 ? 'up' : ret < 0 ? 'down' : ''}`.trim(), 'Return'),
       td(run.metrics ? num(run.metrics.num_trades, 0) : '—', 'num', 'Trades'),
