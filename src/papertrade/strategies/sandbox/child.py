@@ -241,7 +241,8 @@ class Context:
     ) -> None:
         self._order("short", size, sl, tp, limit)
 
-    def close(self, fraction: float = 1.0) -> None:
+    def close(self) -> None:
+        """Closes the whole position: the kernel has no partial close, so no argument pretends."""
         self._order("close", 1.0)
 
     def _arrive(self, index: int, frame: bytes) -> None:
