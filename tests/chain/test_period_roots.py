@@ -26,9 +26,10 @@ from papertrade.kit.time import now_ms
 from papertrade.models import Attestation
 from tests.chain.helpers import chained
 from tests.chain.test_attestation import SCRIPT, trade_a_day
-from tests.conftest import client_for, running_app
+from tests.conftest import client_for, make_settings, running_app
 from tests.liveserver import live_server
 from tests.trading_api.helpers import market, set_price
+from tests.ws.conftest import fresh_database
 
 Fault = Callable[[str, dict[str, Any]], Any]  # (path with query, answer JSON) → what to serve
 
@@ -105,10 +106,12 @@ async def both_verifiers(url: str, code: str, wait_s: float = 5) -> list[tuple[i
     return [first, (process.returncode or 0, out.decode())]
 
 
+QUIET = {"attestation_every_s": 0, "ots_upgrade_every_s": 0, "ots_calendars": []}
+
+
 @pytest.fixture
 async def app(isolated_settings: Settings) -> AsyncIterator[FastAPI]:
-    quiet = {"attestation_every_s": 0, "ots_upgrade_every_s": 0, "ots_calendars": []}
-    async with running_app(isolated_settings.model_copy(update=quiet)) as application:
+    async with running_app(isolated_settings.model_copy(update=QUIET)) as application:
         yield application
 
 
@@ -132,6 +135,25 @@ async def two_roots(app: FastAPI) -> str:
     await chained(app)
     assert len(await seal(app)) == 1
     return str(portfolio["code"])
+
+
+@dataclass
+class Sealed:
+    app: FastAPI
+    url: str  # the service on loopback
+    code: str  # its portfolio, with two roots: events 1–4, then 5–6
+
+
+@pytest.fixture(scope="module")
+async def sealed(
+    tmp_path_factory: pytest.TempPathFactory, uses_database: None
+) -> AsyncIterator[Sealed]:
+    """One service for the tests that put a faulty proxy in front of it: they only read it."""
+    tmp = tmp_path_factory.mktemp("period_roots")
+    async with fresh_database("period_roots", tmp) as url:
+        settings = make_settings(url, tmp, **QUIET)
+        async with running_app(settings) as app, live_server(app) as served:
+            yield Sealed(app, served, await two_roots(app))
 
 
 async def test_a_fill_placed_now_is_proven_within_seconds_through_the_public_api(
@@ -234,10 +256,10 @@ EVENTS = "/events?"
     ids=["first", "middle", "last", "reordered", "edited"],
 )
 async def test_withheld_reordered_or_edited_events_fail_both_verifiers(
-    app: FastAPI, fault: Fault, message: str
+    sealed: Sealed, fault: Fault, message: str
 ) -> None:
-    code = await two_roots(app)
-    async with live_server(app) as url, proxy_in_front(url) as (proxy, proxied):
+    code = sealed.code
+    async with proxy_in_front(sealed.url) as (proxy, proxied):
         for status, printed in await both_verifiers(proxied, code):
             assert status == 0 and "VERIFIED: 6 events" in printed, printed  # untouched
         proxy.matches = lambda path: EVENTS in path
@@ -259,10 +281,10 @@ async def test_withheld_reordered_or_edited_events_fail_both_verifiers(
     ids=["proof-500", "roots-500", "proof-timeout", "roots-timeout"],
 )
 async def test_errors_and_silence_are_failures_with_a_reason(
-    app: FastAPI, where: str, status: int | None, stall: float, message: str
+    sealed: Sealed, where: str, status: int | None, stall: float, message: str
 ) -> None:
-    code = await two_roots(app)
-    async with live_server(app) as url, proxy_in_front(url) as (proxy, proxied):
+    code = sealed.code
+    async with proxy_in_front(sealed.url) as (proxy, proxied):
         proxy.matches = lambda path: where in path
         proxy.status, proxy.stall = status, stall
         for exit_status, printed in await both_verifiers(proxied, code, wait_s=1):
@@ -271,10 +293,10 @@ async def test_errors_and_silence_are_failures_with_a_reason(
             assert last.startswith("NOT VERIFIED: ") and message in last, printed
 
 
-async def test_a_root_that_does_not_follow_its_predecessor_fails(app: FastAPI) -> None:
-    code = await two_roots(app)
-    key = attestation_key(app.state.ctx.settings)
-    async with app.state.ctx.db.reader() as session:
+async def test_a_root_that_does_not_follow_its_predecessor_fails(sealed: Sealed) -> None:
+    code = sealed.code
+    key = attestation_key(sealed.app.state.ctx.settings)
+    async with sealed.app.state.ctx.db.reader() as session:
         first, second = (await session.scalars(select(Attestation).order_by(Attestation.day))).all()
     assert second.statement is not None and first.statement is not None
     assert f"prev {statement_hash(first.statement.encode())}" in second.statement
@@ -290,7 +312,7 @@ async def test_a_root_that_does_not_follow_its_predecessor_fails(app: FastAPI) -
                 root["statement_hash"] = statement_hash(root["statement"].encode())
         return answer
 
-    async with live_server(app) as url, proxy_in_front(url) as (proxy, proxied):
+    async with proxy_in_front(sealed.url) as (proxy, proxied):
         proxy.matches = lambda path: path.startswith("/v1/chain/roots?")
         proxy.fault = rewritten
         for status, printed in await both_verifiers(proxied, code):
