@@ -2,8 +2,9 @@
 
 import asyncio
 import os
+import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from fastapi import FastAPI
 
 from papertrade.app import create_app
 from papertrade.config import Settings
+from papertrade.kit import ratelimit
 
 pytest_plugins = ["tests.hangwatch", "tests.databases"]
 
@@ -35,6 +37,13 @@ async def _fresh_postgres_database(name: str) -> str:
     finally:
         await conn.close()
     return PG_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(autouse=True)
+def limiter_clock_released() -> Iterator[None]:
+    """A test may hold the rate limiter's clock (tests/foundation/helpers.hold_the_window)."""
+    yield
+    ratelimit.clock = time.time
 
 
 @pytest.fixture(scope="session")

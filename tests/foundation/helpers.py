@@ -13,6 +13,7 @@ import pytest
 from redis.asyncio import Redis
 
 from papertrade.config import Settings
+from papertrade.kit import ratelimit
 from tests.conftest import running_app
 from tests.liveserver import live_server
 
@@ -45,10 +46,18 @@ def client_from(url: str, address: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=url, transport=transport, timeout=30)
 
 
+def hold_the_window() -> None:
+    """Hold the rate limiter's clock where it is for the rest of the test (tests/conftest.py
+    lets it go after each test), so that a test counting against a budget in this process never
+    sees its window reset half-way, and never waits for a new one."""
+    now = time.time()
+    ratelimit.clock = lambda: now
+
+
 async def fresh_window(window_s: int, need_s: float) -> None:
-    """Wait, if need be, until `need_s` seconds fit before the limiter's current `window_s`
-    window ends (windows start at multiples of their length), so that a test counting against a
-    budget never sees it reset half-way."""
+    """For a service in another process, whose clock a test cannot hold: wait, if need be,
+    until `need_s` seconds fit before the limiter's current `window_s` window ends (windows
+    start at multiples of their length)."""
     left = window_s - time.time() % window_s
     if left < need_s:
         await asyncio.sleep(left + 0.05)

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from papertrade.auth.ip_budget import WINDOW_S
 from papertrade.config import Settings
 from tests.conftest import User, bearer, running_app, sign_up, unique_email
-from tests.foundation.helpers import client_from, fresh_window
+from tests.foundation.helpers import client_from, fresh_window, hold_the_window
 from tests.liveserver import free_port, live_server
 from tests.reliability.crashkit import Service
 from tests.trading_api.helpers import set_price
@@ -30,7 +30,7 @@ async def _tight(settings: Settings, **extra: Any) -> AsyncIterator[tuple[FastAP
     tight = settings.model_copy(update={"rate_limit_unauthenticated_ip_per_min": BUDGET, **extra})
     async with running_app(tight) as app, live_server(app) as url:
         user = await sign_up(app)
-        await fresh_window(WINDOW_S, 20)  # fapi weight is per minute as well
+        hold_the_window()  # fapi weight is per minute as well
         try:
             yield app, url, user
         finally:

@@ -8,7 +8,7 @@ import httpx
 from papertrade.config import Settings
 from tests.conftest import bearer, client_for, running_app, sign_up
 from tests.fapi.helpers import now_ms, signature
-from tests.foundation.helpers import fresh_window, with_redis
+from tests.foundation.helpers import hold_the_window, with_redis
 
 
 async def test_a_native_key_revoked_in_one_process_fails_in_the_other(
@@ -71,7 +71,7 @@ async def test_a_cached_key_is_charged_once_per_request_and_refused_once_revoked
         native = (await user.post("/v1/user/api-keys", json={"scope": "read"})).json()
         compat = (await user.post(f"/v1/portfolios/{pid}/api-keys", json={"note": "bot"})).json()
         async with client_for(app) as bot:
-            await fresh_window(60, 20)  # the counts below within one window
+            hold_the_window()  # the counts below within one window
             answers = [
                 (await bot.get("/v1/user", headers=bearer(native["key"]))).status_code
                 for _ in range(4)

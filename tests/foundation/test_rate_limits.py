@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 from papertrade.config import Settings
 from papertrade.kit.ratelimit import Charge, MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from tests.conftest import bearer, client_for, running_app, sign_up
-from tests.foundation.helpers import REDIS_URL, fresh_window, with_redis
+from tests.foundation.helpers import REDIS_URL, hold_the_window, with_redis
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ async def tight_app(settings: Settings) -> AsyncIterator[FastAPI]:
 async def test_each_credential_has_its_own_budget(tight_app: FastAPI) -> None:
     user = await sign_up(tight_app)
     first, second = await user.api_key(), await user.api_key()
-    await fresh_window(60, 10)
+    hold_the_window()
     async with client_for(tight_app) as client:
         statuses = [
             (await client.get("/v1/user", headers=bearer(first))).status_code for _ in range(6)
@@ -42,7 +42,7 @@ async def test_redis_store_shares_one_budget_between_processes(settings: Setting
     async with running_app(shared) as one, running_app(shared) as two:
         user = await sign_up(one)
         key = await user.api_key()
-        await fresh_window(60, 10)
+        hold_the_window()
         async with client_for(one) as a, client_for(two) as b:
             statuses = [
                 (await client.get("/v1/user", headers=bearer(key))).status_code
@@ -62,7 +62,7 @@ async def test_a_refused_charge_leaves_the_later_budgets_untouched(shared: bool)
     )
     charges = [Charge("weight", 100, 60, 5), Charge("orders", 1, 10), Charge("orders", 50, 60)]
     try:
-        await fresh_window(60, 5)  # the 10-second windows end at the same moments
+        hold_the_window()  # the 10-second windows end at the same moments
         first = await limiter.hit_all(charges)
         second = await limiter.hit_all(charges)
         counts = [await limiter.peek(c.key, c.window_s) for c in charges]

@@ -18,9 +18,11 @@ from tests.liveserver import free_port
 BOT_LOOP_S = 6  # freqtrade polls every 5 s; uvicorn's own keep-alive is also 5 s
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """The port and the log file of `papertrade serve` on SQLite in a fresh data directory."""
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, Path]]:
+    """The port and the log file of `papertrade serve` on SQLite in a fresh data directory (one
+    for the module: starting the service is most of each test's time)."""
+    tmp_path = tmp_path_factory.mktemp("serve")
     port = free_port()
     log = tmp_path / "serve.log"
     env = {

@@ -6,9 +6,8 @@ from typing import Any
 import httpx
 
 from papertrade.config import Settings
-from papertrade.users.throttle import LOGIN_WINDOW_S, SIGNUP_WINDOW_S
 from tests.conftest import unique_email
-from tests.foundation.helpers import client_from, fresh_window, served, with_redis
+from tests.foundation.helpers import client_from, hold_the_window, served, with_redis
 
 PASSWORD = "s3cret-pass"
 TIGHT = {
@@ -46,7 +45,7 @@ async def test_someone_hammering_an_account_does_not_lock_out_its_owner(
     settings: Settings,
 ) -> None:
     async with served(settings.model_copy(update=TIGHT)) as url:
-        await fresh_window(LOGIN_WINDOW_S, 60)
+        hold_the_window()
         email = await _sign_up(url)
         # The attacker at 127.0.0.2 gets 3 guesses, then not even the right password works there.
         attacker = await _statuses(
@@ -64,7 +63,7 @@ async def test_many_addresses_together_lock_an_account_for_its_window_only(
     settings: Settings,
 ) -> None:
     async with served(settings.model_copy(update=TIGHT)) as url:
-        await fresh_window(LOGIN_WINDOW_S, 60)
+        hold_the_window()
         email = await _sign_up(url)
         for address in ("127.0.0.4", "127.0.0.5"):
             assert await _statuses(url, address, email, ["wrong-password"] * 3) == [401] * 3
@@ -78,7 +77,7 @@ async def test_many_addresses_together_lock_an_account_for_its_window_only(
 
 async def test_successful_sign_ins_cost_nothing(settings: Settings) -> None:
     async with served(settings.model_copy(update=TIGHT)) as url:
-        await fresh_window(LOGIN_WINDOW_S, 60)
+        hold_the_window()
         email = await _sign_up(url)
         assert await _statuses(url, "127.0.0.7", email, [PASSWORD] * 8) == [200] * 8
         assert await _statuses(url, "127.0.0.7", email, ["typo-password", PASSWORD]) == [401, 200]
@@ -87,7 +86,7 @@ async def test_successful_sign_ins_cost_nothing(settings: Settings) -> None:
 async def test_one_address_trying_many_accounts_is_stopped(settings: Settings) -> None:
     tight = {**TIGHT, "rate_limit_login_ip_per_15min": 4}
     async with served(settings.model_copy(update=tight)) as url:
-        await fresh_window(LOGIN_WINDOW_S, 60)
+        hold_the_window()
         async with client_from(url, "127.0.0.8") as client:
             answers = [
                 await _sign_in(client, unique_email("stuffing"), "hunter2-x") for _ in range(5)
@@ -101,7 +100,7 @@ async def test_one_address_trying_many_accounts_is_stopped(settings: Settings) -
 
 async def test_sign_ups_are_limited_per_address(settings: Settings) -> None:
     async with served(settings.model_copy(update={"rate_limit_signup_ip_per_hour": 2})) as url:
-        await fresh_window(SIGNUP_WINDOW_S, 60)
+        hold_the_window()
 
         async def sign_up_from(address: str) -> httpx.Response:
             body: dict[str, Any] = {"email": unique_email("signup"), "password": PASSWORD}
@@ -121,7 +120,7 @@ async def test_processes_sharing_redis_share_the_sign_in_budgets(
 ) -> None:
     shared = (await with_redis(isolated_settings)).model_copy(update=TIGHT)
     async with served(shared) as first, served(shared) as second:
-        await fresh_window(LOGIN_WINDOW_S, 60)
+        hold_the_window()
         email = await _sign_up(first)
         statuses = [
             (await _statuses(url, "127.0.0.12", email, ["wrong-password"]))[0]

@@ -8,14 +8,14 @@ from collections import Counter
 from fastapi import FastAPI
 
 from tests.conftest import User, sign_up
-from tests.foundation.helpers import fresh_window
+from tests.foundation.helpers import hold_the_window
 
 
 async def test_racing_for_the_last_ai_message_answers_ai_quota_exceeded(member: User) -> None:
     """Free tier: 10 a day, and at most 10 a minute. 9 used, then 5 at once: one is counted,
     the other four are over the day's quota (not over the burst limit, which only the counted
     ones use)."""
-    await fresh_window(60, 20)
+    hold_the_window()
     for used in range(1, 10):
         counted = await member.post("/v1/launch/ai-quota/consume")
         assert counted.status_code == 200 and counted.json()["used"] == used, counted.text

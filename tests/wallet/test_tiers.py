@@ -10,7 +10,7 @@ from papertrade.models import AiUsage
 from papertrade.tiers.table import FREE
 from tests.conftest import User, bearer, client_for, running_app
 from tests.fakes.trongrid import FakeTronGrid
-from tests.foundation.helpers import fresh_window
+from tests.foundation.helpers import hold_the_window
 from tests.wallet.conftest import balance, fund
 
 
@@ -78,7 +78,7 @@ async def test_renewing_adds_thirty_days(member: User, wapp: FastAPI, fake: Fake
 
 
 async def test_ai_quota_counts_to_the_tier_limit_then_429s(member: User) -> None:
-    await fresh_window(60, 10)  # the burst limit (10 a minute) must not cut in first
+    hold_the_window()  # the burst limit (10 a minute) must not cut in first
     quota = (await member.get("/v1/launch/ai-quota")).json()
     assert quota["limit"] == 10 and quota["remaining"] == 10
     assert quota["resets_at"] % 86_400_000 == 0
@@ -104,7 +104,7 @@ async def _consume(user: User, times: int) -> list[int]:
 async def test_ai_quota_counts_afresh_after_midnight_utc(member: User, wapp: FastAPI) -> None:
     """Yesterday's prompts do not count today: the day's usage rows are moved a day back, as if
     00:00 UTC had passed."""
-    await fresh_window(60, 10)
+    hold_the_window()
     assert await _consume(member, 5) == [1, 2, 3, 4, 5]
     async with wapp.state.ctx.transaction() as uow:
         await uow.session.execute(
@@ -121,7 +121,7 @@ async def test_two_processes_share_one_ai_count(
     """Prompts counted by one app context use up the quota seen by another on the same
     database."""
     key = await member.api_key("write")
-    await fresh_window(60, 15)
+    hold_the_window()
     async with (
         running_app(wallet_settings) as other,
         client_for(wapp, headers=bearer(key)) as here,
@@ -149,7 +149,7 @@ async def test_an_api_keys_rate_follows_the_users_tier(
     await fund(wapp, fake, member, "15")
     key = await member.api_key("read")
     free = FREE.api_requests_per_min
-    await fresh_window(60, 40)  # the requests below all fall in one minute's budget
+    hold_the_window()  # the requests below all fall in one minute's budget
     async with client_for(wapp, headers=bearer(key)) as bot:
         answers = [(await bot.get("/v1/launch/ai-quota")).status_code for _ in range(free + 1)]
         assert answers == [200] * free + [429]
@@ -164,7 +164,7 @@ async def test_ai_messages_are_limited_to_ten_a_minute(
 ) -> None:
     await fund(wapp, fake, member, "15")
     assert (await member.post("/v1/launch/tiers/me", json={"tier": "pro"})).status_code == 200
-    await fresh_window(60, 10)
+    hold_the_window()
     answers = [(await member.post("/v1/launch/ai-quota/consume")).status_code for _ in range(11)]
     assert answers == [200] * 10 + [429]
     assert (await member.get("/v1/launch/ai-quota")).json() | {"resets_at": 0} == {
@@ -182,7 +182,7 @@ async def test_a_webhooks_alerts_per_minute_follow_the_owners_tier(
     await fund(wapp, fake, member, "15")
     portfolio = await member.portfolio()
     token = await member.webhook_token(portfolio["id"])
-    await fresh_window(60, 15)
+    hold_the_window()
     async with client_for(wapp) as tradingview:
 
         async def alert() -> int:

@@ -1,6 +1,5 @@
 """Authentication for /v1: the web session cookie (with CSRF) or a native API key (Bearer)."""
 
-import time
 from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -13,6 +12,7 @@ from papertrade.auth.credcache import GENERATION_KEY
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext, get_context
 from papertrade.errors import Forbidden, RateLimited, Unauthorized
+from papertrade.kit import ratelimit
 from papertrade.kit.ratelimit import Charge, Usage
 from papertrade.kit.security import constant_equal, token_hash
 from papertrade.kit.time import now_ms
@@ -230,7 +230,7 @@ async def _charged_cached_key(ctx: AppContext, request: Request) -> Principal | 
     principal = _principal_of(ctx, key)
     limit = _request_limit(ctx, principal)
     charge = Charge(principal.rate_key, limit, 60)
-    charged_at = time.time()
+    charged_at = ratelimit.clock()  # the limiter's own clock: give_back finds the same window
     (usage,), generation = await ctx.limiter.hit_all_and_read([charge], GENERATION_KEY)
     if not ctx.credentials.confirm(generation, epoch):
         if usage.allowed:  # the full path charges again, so this charge is given back

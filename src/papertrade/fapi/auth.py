@@ -8,7 +8,6 @@ the bytes as received, never over re-encoded parameters.
 import hashlib
 import hmac
 import re
-import time
 from dataclasses import dataclass
 
 from sqlalchemy import select, update
@@ -20,6 +19,7 @@ from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
 from papertrade.fapi.errors import FapiError, mandatory
 from papertrade.fapi.params import Params
+from papertrade.kit import ratelimit
 from papertrade.kit.ratelimit import Charge, Usage
 from papertrade.kit.security import token_hash
 from papertrade.kit.time import now_ms
@@ -350,7 +350,7 @@ async def _cached_caller(
     charges = _charges(
         ctx, rate_key, weight, rate_key if places_order else None, key.tier(now_ms())
     )
-    charged_at = time.time()
+    charged_at = ratelimit.clock()  # the limiter's own clock: give_back finds the same window
     usages, generation = await ctx.limiter.hit_all_and_read(charges, GENERATION_KEY)
     if not ctx.credentials.confirm(generation, epoch):
         charged = len(usages) if usages[-1].allowed else len(usages) - 1

@@ -17,11 +17,11 @@ them apart. Sign-ups are counted per address (domain rules B9: 5 an hour).
 """
 
 import hashlib
-import time
 from dataclasses import dataclass
 
 from papertrade.context import AppContext
 from papertrade.errors import RateLimited
+from papertrade.kit import ratelimit
 from papertrade.kit.ratelimit import Charge
 
 LOGIN_WINDOW_S = 15 * 60
@@ -56,7 +56,7 @@ async def begin_sign_in(ctx: AppContext, email: str, address: str) -> Attempt:
             f"login:account:{account}", settings.rate_limit_login_account_per_15min, LOGIN_WINDOW_S
         ),
     ]
-    charged_at = time.time()
+    charged_at = ratelimit.clock()  # the limiter's own clock: give_back finds the same window
     usages = await ctx.limiter.hit_all(charges)
     refused = usages[-1]
     if not refused.allowed:
