@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal
+from types import ModuleType
 from typing import Any
 
 import aiohttp
-import ccxt.async_support as ccxt
 
 SUPPORTED = ("binanceusdm",)
 TIMEOUT_MS = 5000
@@ -28,8 +28,25 @@ _URL_KEYS = {
     "fapiPrivateV2": "v2",
     "fapiPrivateV3": "v3",
 }
-ExchangeError = ccxt.BaseError  # anything the exchange or the way to it answered
-AuthenticationError = ccxt.AuthenticationError
+
+
+def _ccxt() -> ModuleType:
+    """ccxt's asyncio half, imported on first use: the package imports every exchange it knows
+    (over a second of CPU at each process start), and most processes never reach an exchange."""
+    import ccxt.async_support as module
+
+    loaded: ModuleType = module
+    return loaded
+
+
+def __getattr__(name: str) -> type[Exception]:
+    """`ExchangeError` (anything the exchange or the way to it answered) and
+    `AuthenticationError`, for `except` clauses elsewhere, without importing ccxt before then."""
+    errors = {"ExchangeError": "BaseError", "AuthenticationError": "AuthenticationError"}
+    if name not in errors:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    error: type[Exception] = getattr(_ccxt(), errors[name])
+    return error
 
 
 def uncertain(error: BaseException) -> bool:
@@ -37,21 +54,21 @@ def uncertain(error: BaseException) -> bool:
     5xx (Binance's "execution status unknown"): look the order up, never re-send it blind.
     ccxt maps a connection cut in the middle of the answer (aiohttp's ClientPayloadError) to a
     plain ExchangeError, so the transport cause is checked too: that order may well be in."""
-    if isinstance(error, ccxt.OperationFailed):
+    if isinstance(error, _ccxt().OperationFailed):
         return True
-    return isinstance(error, ccxt.BaseError) and isinstance(error.__cause__, aiohttp.ClientError)
+    return isinstance(error, _ccxt().BaseError) and isinstance(error.__cause__, aiohttp.ClientError)
 
 
 def transient(error: BaseException) -> bool:
     """Is this a failure of the way to the exchange (a timeout, a refused or cut connection,
     the exchange busy), which a read may simply try again, rather than an answer (a bad key)?"""
-    return isinstance(error, ccxt.NetworkError)
+    return isinstance(error, _ccxt().NetworkError)
 
 
 def duplicate(error: BaseException) -> bool:
     """Did the exchange refuse a new order because our client order id is taken (Binance
     -4116)? Then the order is there already: another attempt placed it."""
-    return isinstance(error, ccxt.BaseError) and '"code":-4116' in str(error).replace(" ", "")
+    return isinstance(error, _ccxt().BaseError) and '"code":-4116' in str(error).replace(" ", "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +97,7 @@ def client(
         # The account endpoints too (API restrictions): never Binance's while testing elsewhere.
         urls["sapi"] = f"{base}/sapi/v1"
         config["urls"] = {"api": urls}
-    return ccxt.binanceusdm(config)
+    return _ccxt().binanceusdm(config)
 
 
 @asynccontextmanager
@@ -101,7 +118,7 @@ async def check_key(exchange: Any) -> KeyCheck:
     try:
         restrictions = await exchange.sapiGetAccountApiRestrictions()
         withdrawals = "enabled" if restrictions.get("enableWithdrawals") else "disabled"
-    except ccxt.BaseError:
+    except _ccxt().BaseError:
         withdrawals = "not_reported"  # the host has no /sapi (a testnet, a compatible host)
     return KeyCheck(can_trade, withdrawals, Decimal(str(account.get("totalMarginBalance", "0"))))
 
@@ -158,7 +175,7 @@ async def find_order(exchange: Any, symbol: str, client_order_id: str) -> dict[s
         answer: dict[str, Any] = await exchange.fapiPrivateGetOrder(
             {"symbol": symbol, "origClientOrderId": client_order_id}
         )
-    except ccxt.OrderNotFound:
+    except _ccxt().OrderNotFound:
         return None
     return answer
 
