@@ -238,7 +238,33 @@ def _account_position_v3(snap: Snapshot, symbol: str, position_side: str) -> dic
     }
 
 
+# v2 /account lists every symbol; a symbol the portfolio has no position row and no open order
+# in shows the same row on every request (no mark price in it), so it is written once per
+# instrument (the feed's object, compared by identity), side and default leverage.
+_IDLE_ROWS: dict[tuple[int, str, int], tuple[Instrument, dict[str, Any]]] = {}
+MAX_IDLE_ROWS = 10_000
+
+
 def _account_position_v2(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
+    if (
+        snap._row(symbol) is not None
+        or position_service.position_key(symbol, position_side) in snap.open_orders
+    ):
+        return _account_position_v2_of(snap, symbol, position_side)
+    instrument = snap.instruments[symbol]
+    idle = (id(instrument), position_side, snap.default_leverage)
+    found = _IDLE_ROWS.get(idle)
+    if found is None or found[0] is not instrument:
+        if len(_IDLE_ROWS) >= MAX_IDLE_ROWS:
+            _IDLE_ROWS.clear()
+        found = _IDLE_ROWS[idle] = (
+            instrument,
+            _account_position_v2_of(snap, symbol, position_side),
+        )
+    return dict(found[1])
+
+
+def _account_position_v2_of(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
     f = _figures(snap, symbol, position_side)
     return {
         "symbol": symbol,

@@ -10,6 +10,10 @@ from papertrade.trading.values import Bracket, FundingRecord, Instrument, Kline,
 
 WIDE = Context(prec=80)
 MONEY_PLACES = 8
+MONEY_QUANTUM = Decimal(1).scaleb(-MONEY_PLACES)
+ZERO_MONEY = format(ZERO.quantize(MONEY_QUANTUM), "f")  # "0.00000000"
+_QUANTA: dict[int, Decimal] = {}  # places -> 10**-places
+_ZERO_TEXT: dict[int | None, str] = {}  # places -> what dec() writes for a zero
 PERPETUAL_DELIVERY = 4133404800000
 STATUS = {
     "new": "NEW",
@@ -32,12 +36,19 @@ INCOME_TYPES = {
 
 def dec(value: Decimal | None, places: int | None = None) -> str:
     """A plain decimal string with at least `places` decimals; never drops a real digit."""
-    if value is None:
-        value = ZERO
+    if not value:  # None or a zero: its text depends on `places` alone (an account has many)
+        text = _ZERO_TEXT.get(places)
+        if text is None:
+            text = _ZERO_TEXT[places] = _dec(ZERO, places)
+        return text
+    return _dec(value, places)
+
+
+def _dec(value: Decimal, places: int | None) -> str:
     if value.is_zero():
         value = value.copy_abs()
     if places is not None:
-        quantum = Decimal(1).scaleb(-places)
+        quantum = _QUANTA.get(places) or _QUANTA.setdefault(places, Decimal(1).scaleb(-places))
         fixed = value.quantize(quantum, rounding=ROUND_HALF_EVEN, context=WIDE)
         if fixed == value:
             return format(fixed, "f")
@@ -51,8 +62,9 @@ def plain(value: Decimal) -> str:
 
 def money(value: Decimal | None) -> str:
     """A USDT amount with Binance's 8 decimals (rounded half-even past the 8th)."""
-    quantum = Decimal(1).scaleb(-MONEY_PLACES)
-    value = (value or ZERO).quantize(quantum, rounding=ROUND_HALF_EVEN, context=WIDE)
+    if not value:  # None or a zero
+        return ZERO_MONEY
+    value = value.quantize(MONEY_QUANTUM, rounding=ROUND_HALF_EVEN, context=WIDE)
     return format(value.copy_abs() if value.is_zero() else value, "f")
 
 

@@ -70,10 +70,9 @@ async def portfolio_by_code(
 @router.get("/portfolios/{portfolio_id}", response_model=PortfolioRead)
 async def get_portfolio(portfolio_id: Id, principal: Caller, ctx: Ctx) -> PortfolioRead:
     """One of the caller's portfolios."""
-    async with ctx.db.reader() as session:
-        return PortfolioRead.model_validate(
-            await service.get_owned(session, principal, portfolio_id)
-        )
+    return PortfolioRead.model_validate(
+        await service.read_owned(ctx.db.engine, principal, portfolio_id)
+    )
 
 
 @router.patch("/portfolios/{portfolio_id}", response_model=PortfolioRead)
