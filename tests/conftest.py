@@ -102,7 +102,11 @@ def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Setting
 
 @asynccontextmanager
 async def running_app(settings: Settings, **options: Any) -> AsyncIterator[FastAPI]:
-    """The real app with its lifespan (migrations, engine) running; `options` go to create_app."""
+    """The real app with its lifespan (migrations, engine) running; `options` go to create_app.
+    An empty database gets the current schema as a copy (tests/databases.py)."""
+    from tests.databases import from_template
+
+    await from_template(settings.database_url)
     app = create_app(settings, **options)
     async with app.router.lifespan_context(app):
         yield app

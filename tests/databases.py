@@ -12,8 +12,14 @@ that builds an app's settings (`make_settings`) without one of these fails at on
 cannot drop out of the PostgreSQL half by accident: it has to say what it uses.
 """
 
+import asyncio
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
+import asyncpg
 import pytest
 
 DATABASE_FIXTURES = frozenset({"database_url", "isolated_settings", "uses_database"})
@@ -95,3 +101,100 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         _current = None
+
+
+# A migrated schema, made once per test process and copied for each new database: migrating an
+# empty database at every app start took seconds of the suite's time for each of hundreds of
+# databases. Only empty databases are filled; a test that writes an old schema first (the
+# upgrade tests) still gets the real migration at start.
+_templates: dict[str, str] = {}
+
+
+async def from_template(url: str) -> None:
+    """Give the empty (or not yet created) database at `url` the current schema by copying."""
+    from sqlalchemy.engine import make_url
+
+    target = make_url(url)
+    if target.get_backend_name() == "sqlite":
+        if target.database and target.database != ":memory:" and _empty(Path(target.database)):
+            _copy(await _sqlite_template(), Path(target.database))
+        return
+    await _postgres_from_template(target.database or "")
+
+
+def _empty(path: Path) -> bool:
+    return not path.exists() or path.stat().st_size == 0
+
+
+def _copy(template: str, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(template, path)
+
+
+async def _migrated(url: str) -> None:
+    from papertrade import migrate
+    from papertrade.db import Database
+
+    database = Database(url)
+    try:
+        await migrate.upgrade(database.engine)
+    finally:
+        await database.engine.dispose()
+
+
+async def _sqlite_template() -> str:
+    if "sqlite" not in _templates:
+        path = Path(tempfile.mkdtemp(prefix="papertrade-template-")) / "template.db"
+        await _migrated(f"sqlite+aiosqlite:///{path}")
+        # Closing the last connection checkpoints the write-ahead log into the file we copy.
+        assert _empty(path.with_name(path.name + "-wal")), "the template's WAL was not merged"
+        _templates["sqlite"] = str(path)
+    return _templates["sqlite"]
+
+
+async def _postgres_from_template(name: str) -> None:
+    from tests.conftest import PG_URL
+
+    assert PG_URL is not None
+    server = PG_URL.replace("postgresql+asyncpg://", "postgresql://")
+    conn = await asyncpg.connect(server.rsplit("/", 1)[0] + f"/{name}")
+    try:
+        tables = await conn.fetchval("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+    finally:
+        await conn.close()
+    if tables:
+        return
+    if "postgresql" not in _templates:
+        template = f"papertrade_template_{os.getpid()}"
+        conn = await asyncpg.connect(server)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+            await conn.execute(f'CREATE DATABASE "{template}"')
+        finally:
+            await conn.close()
+        await _migrated(PG_URL.rsplit("/", 1)[0] + f"/{template}")
+        _templates["postgresql"] = template
+    conn = await asyncpg.connect(server)
+    try:
+        await conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_templates["postgresql"]}"')
+    finally:
+        await conn.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if "sqlite" in _templates:
+        shutil.rmtree(Path(_templates["sqlite"]).parent, ignore_errors=True)
+    if "postgresql" in _templates:
+        asyncio.run(_drop_template(_templates["postgresql"]))
+
+
+async def _drop_template(name: str) -> None:
+    from tests.conftest import PG_URL
+
+    assert PG_URL is not None
+    conn = await asyncpg.connect(PG_URL.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
