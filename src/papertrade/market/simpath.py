@@ -19,6 +19,7 @@ import math
 import random
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR
 from typing import NamedTuple
@@ -35,6 +36,7 @@ KNOTS = SEGMENTS - 1  # interior knots per minute
 _SQRT3 = math.sqrt(3.0)  # scales a uniform(-1, 1) draw to unit variance
 _OCTAVES = 7  # swings of up to 64 days
 _DAY_CACHE = 8  # days of minute data kept per symbol (~200 kB each)
+_CLOSES_CACHE = 64  # days of closes alone kept per symbol (~12 kB each)
 
 
 class Bar(NamedTuple):
@@ -89,23 +91,36 @@ class PathParams:
         )
 
 
+def _day_random(params: PathParams, day: int) -> Callable[[], float]:
+    return random.Random(stable_int(params.seed, params.symbol, "day", day)).random
+
+
+def _closes(rnd: Callable[[], float], params: PathParams, x0: float, x1: float) -> "array[float]":
+    """The day's log closes at each minute boundary (MINUTES_PER_DAY + 1 of them): the first
+    draws of the day's random sequence, so they can be had without the minute bars."""
+    n = MINUTES_PER_DAY
+    sig_minute = params.daily_vol / math.sqrt(n) * _SQRT3
+    walk = [0.0] * (n + 1)
+    total = 0.0
+    for i in range(1, n + 1):
+        total += (rnd() * 2.0 - 1.0) * sig_minute
+        walk[i] = total
+    pull = (total - (x1 - x0)) / n  # bends the walk so it ends exactly at x1
+    xs = array("d", (x0 + walk[i] - pull * i for i in range(n + 1)))
+    xs[n] = x1  # exact, so this day's last close is the next day's first open
+    return xs
+
+
 class DayPath:
     """Minute data of one UTC day: closes, knots and per-minute OHLCV in ticks/steps."""
 
     __slots__ = ("c", "h", "knot_ticks", "knots", "l", "o", "quote", "vol", "xs")
 
     def __init__(self, params: PathParams, day: int, x0: float, x1: float) -> None:
-        rnd = random.Random(stable_int(params.seed, params.symbol, "day", day)).random
+        rnd = _day_random(params, day)
         n = MINUTES_PER_DAY
         sig_minute = params.daily_vol / math.sqrt(n) * _SQRT3
-        walk = [0.0] * (n + 1)
-        total = 0.0
-        for i in range(1, n + 1):
-            total += (rnd() * 2.0 - 1.0) * sig_minute
-            walk[i] = total
-        pull = (total - (x1 - x0)) / n  # bends the walk so it ends exactly at x1
-        xs = array("d", (x0 + walk[i] - pull * i for i in range(n + 1)))
-        xs[n] = x1  # exact, so this day's last close is the next day's first open
+        xs = _closes(rnd, params, x0, x1)
         exp, lo_t, hi_t, inv = math.exp, params.min_ticks, params.max_ticks, params.inv_tick
         ticks = [min(max(round(exp(x) * inv), lo_t), hi_t) for x in xs]
         k = 2.0 * sig_minute / math.sqrt(SEGMENTS)  # (u - 0.5) * k has the segment's σ
@@ -160,6 +175,7 @@ class PricePath:
         self._bounds: dict[int, float] = {}
         self._days: OrderedDict[int, DayPath] = OrderedDict()
         self._day_bars: dict[int, Bar] = {}
+        self._closes: OrderedDict[int, array[float]] = OrderedDict()
 
     def boundary(self, day: int) -> float:
         """Log price at 00:00 UTC of `day` (days since the epoch)."""
@@ -205,6 +221,8 @@ class PricePath:
         """Log price at any ms (linear between knots)."""
         minute, r = divmod(t_ms, MINUTE_MS)
         day, i = divmod(minute, MINUTES_PER_DAY)
+        if r == 0 and day not in self._days:
+            return self._minute_closes(day)[i]  # a boundary: no minute bars needed
         path = self.day(day)
         seg, into = divmod(r, SEGMENT_MS)
         a = path.xs[i] if seg == 0 else path.knots[i * KNOTS + seg - 1]
@@ -212,6 +230,18 @@ class PricePath:
         x = a + (b - a) * into / SEGMENT_MS
         # Clamp float round-off so a sample never leaves the segment it lies on.
         return min(max(x, min(a, b)), max(a, b))
+
+    def _minute_closes(self, day: int) -> "array[float]":
+        """A day's closes alone (funding times across years of history ask only for these:
+        about a thirtieth of the cost of the day's minute bars)."""
+        found = self._closes.get(day)
+        if found is None:
+            bounds = self.boundary(day), self.boundary(day + 1)
+            found = _closes(_day_random(self.params, day), self.params, *bounds)
+            self._closes[day] = found
+            if len(self._closes) > _CLOSES_CACHE:
+                self._closes.popitem(last=False)
+        return found
 
     def ticks_at(self, t_ms: int) -> int:
         """Last price in ticks at any ms."""
