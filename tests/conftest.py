@@ -91,6 +91,10 @@ def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Setting
         "tiers_enforced": False,
         "rate_limit_waitlist_ip_per_hour": 1_000_000,
         "rate_limit_feedback_per_hour": 1_000_000,
+        # Argon2id at its lowest allowed cost: the suite signs up thousands of users, and at
+        # the default cost each sign-up is a quarter of a second of CPU.
+        "password_hash_time_cost": 1,
+        "password_hash_memory_kib": 8192,
     }
     if database_url.startswith("postgresql"):
         # Two workers, each with several apps at once (a service and its "exchange"), share

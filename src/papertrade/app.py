@@ -25,7 +25,7 @@ from papertrade.faults.middleware import DatabaseFaultMiddleware
 from papertrade.faults.sole import SecondProcessRefused, SoleProcessGuard
 from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
-from papertrade.kit import logredact
+from papertrade.kit import logredact, security
 from papertrade.kit.responses import NativeJSONResponse
 from papertrade.live.jobs import enqueue_sends
 from papertrade.mail.sender import MailSender
@@ -64,6 +64,7 @@ def create_app(
     by its name)."""
     settings = settings or get_settings()
     logredact.install()
+    security.use_password_cost(settings.password_hash_time_cost, settings.password_hash_memory_kib)
     ctx = AppContext.build(settings)
     writer = OrderWriter(ctx)
     jobs = Jobs(ctx, JOBS)

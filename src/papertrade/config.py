@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     cookie_secure: bool | None = None  # default: on, except plain-http local development
     legacy_prefix: str = "/api"
     session_days: int = 30
+    # Argon2id's cost for new password hashes, per process; the default is RFC 9106's second
+    # recommendation (t=3, 64 MiB). Verification uses the cost stored in each hash.
+    password_hash_time_cost: int = Field(default=3, ge=1, le=20)
+    password_hash_memory_kib: int = Field(default=65536, ge=8192, le=1 << 21)
 
     # Requests per minute per credential, by credential tier.
     # With TIERS_ENFORCED each is the ceiling of every tier's own rate (docs/tiers.md).

@@ -1,5 +1,6 @@
 """Secrets: password hashing, random tokens, token hashing and the at-rest cipher."""
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -13,7 +14,15 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 _hasher = PasswordHasher()
 # Checking against this keeps "unknown email" as slow as "wrong password" (no timing leak).
-_DUMMY_HASH = _hasher.hash("not-a-real-password")
+_dummy_hash = _hasher.hash("not-a-real-password")
+
+
+def use_password_cost(time_cost: int, memory_kib: int) -> None:
+    """The cost of new hashes in this process (PASSWORD_HASH_TIME_COST, _MEMORY_KIB)."""
+    global _hasher, _dummy_hash
+    if (_hasher.time_cost, _hasher.memory_cost) != (time_cost, memory_kib):
+        _hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_kib)
+        _dummy_hash = _hasher.hash("not-a-real-password")
 
 
 def hash_password(password: str) -> str:
@@ -23,9 +32,19 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str | None, password: str) -> bool:
     """Constant-effort check; a missing hash still costs one argon2 verification."""
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        return _hasher.verify(password_hash or _dummy_hash, password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
+
+
+# Argon2 takes tens to hundreds of milliseconds of CPU by design: off the event loop (it
+# releases the GIL), so one sign-up does not hold every order and socket of the process.
+async def hash_password_in_thread(password: str) -> str:
+    return await asyncio.to_thread(hash_password, password)
+
+
+async def verify_password_in_thread(password_hash: str | None, password: str) -> bool:
+    return await asyncio.to_thread(verify_password, password_hash, password)
 
 
 def new_token(prefix: str = "", nbytes: int = 32) -> str:

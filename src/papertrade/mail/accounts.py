@@ -13,7 +13,12 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
 from papertrade.errors import BadRequest, Conflict, Unauthorized
-from papertrade.kit.security import hash_password, new_token, token_hash, verify_password
+from papertrade.kit.security import (
+    hash_password_in_thread,
+    new_token,
+    token_hash,
+    verify_password_in_thread,
+)
 from papertrade.mail import service
 from papertrade.models import AccountToken, EmailState, EmailSuppression, User, UserSession
 from papertrade.uow import AsyncWork
@@ -128,7 +133,7 @@ async def verify(uow: AsyncWork, token: str) -> User:
 
 async def reset_password(uow: AsyncWork, token: str, password: str) -> User:
     _, user = await _use(uow, token, RESET)
-    user.password_hash = hash_password(password)
+    user.password_hash = await hash_password_in_thread(password)
     await uow.session.execute(
         update(UserSession)
         .where(UserSession.user_id == user.id, UserSession.revoked_at.is_(None))
@@ -164,7 +169,7 @@ async def request_change(
 ) -> bool:
     """Mail a link that moves the account to `new_email` (already normalised); False when one
     went out less than a minute ago. Voids the links of earlier requests."""
-    if not verify_password(user.password_hash, password):
+    if not await verify_password_in_thread(user.password_hash, password):
         raise Unauthorized("The current password is incorrect.", code="invalid_credentials")
     if new_email == user.email:
         raise BadRequest("This is already the account's address.", code="email_unchanged")

@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.events import CredentialsRevoked
 from papertrade.errors import NotFound, Unauthorized
-from papertrade.kit.security import hash_password, verify_password
+from papertrade.kit.security import hash_password_in_thread, verify_password_in_thread
 from papertrade.models import ApiKey, Portfolio, Profile, Strategy, User, UserSession
 from papertrade.orders import service as orders
 from papertrade.orders.pricing import Venue
@@ -96,9 +96,9 @@ async def change_password(
 ) -> int:
     """Set a new password (the current one is required); every other session of the user is
     signed out. Returns how many were."""
-    if not verify_password(user.password_hash, current):
+    if not await verify_password_in_thread(user.password_hash, current):
         raise Unauthorized("The current password is incorrect.", code="invalid_credentials")
-    user.password_hash = hash_password(new)
+    user.password_hash = await hash_password_in_thread(new)
     revoked = await uow.session.execute(
         update(UserSession)
         .where(
@@ -119,7 +119,7 @@ async def delete_account(uow: AsyncWork, venue: Venue, user: User, password: str
     the square), every session, API key, key pair and webhook token stops working, the profile
     is erased, and the account is anonymised so the address can sign up again. Ledgers, fills
     and the wallet's history stay as records."""
-    if not verify_password(user.password_hash, password):
+    if not await verify_password_in_thread(user.password_hash, password):
         raise Unauthorized("The password is incorrect.", code="invalid_credentials")
     await leaving.leave(uow, venue, user.id)
     owned = await uow.session.scalars(

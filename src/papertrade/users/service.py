@@ -8,7 +8,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.errors import Conflict, NotFound, Unauthorized
-from papertrade.kit.security import hash_password, new_token, token_hash, verify_password
+from papertrade.kit.security import (
+    hash_password_in_thread,
+    new_token,
+    token_hash,
+    verify_password_in_thread,
+)
 from papertrade.kit.time import now_ms
 from papertrade.models import User, UserSession
 
@@ -31,7 +36,9 @@ async def create_user(session: AsyncSession, email: str, password: str) -> User:
     email = normalise_email(email)
     if await session.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict("An account with this email already exists.", code="email_taken")
-    user = User(email=email, password_hash=hash_password(password), display_name=email[:80])
+    user = User(
+        email=email, password_hash=await hash_password_in_thread(password), display_name=email[:80]
+    )
     session.add(user)
     try:
         await session.flush()
@@ -43,7 +50,10 @@ async def create_user(session: AsyncSession, email: str, password: str) -> User:
 async def authenticate(session: AsyncSession, email: str, password: str) -> User:
     """The user with these credentials; one message for every failure (no enumeration)."""
     user = await session.scalar(select(User).where(User.email == normalise_email(email)))
-    if not verify_password(user.password_hash if user else None, password) or user is None:
+    if (
+        not await verify_password_in_thread(user.password_hash if user else None, password)
+        or user is None
+    ):
         raise Unauthorized("Email or password is incorrect.", code="invalid_credentials")
     return user
 
