@@ -2,6 +2,7 @@
 without a reload), the list of recharge orders that a reload finds again (issue 33, point 2),
 paying for a membership, history."""
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -87,8 +88,7 @@ async def test_recharge_pay_and_spend_from_the_wallet_page(
     pay = await page.input_value("#pay-amount")
     assert pay.startswith("20")
     await expect(page.locator("#recharge-countdown")).to_contain_text("00:")
-    qr_loaded = "(img) => img.complete && img.naturalWidth > 100"
-    await page.wait_for_function(f"({qr_loaded})(document.querySelector('#recharge-qr'))")
+    await qr_loaded(page)
 
     fake.add(pay)
     await watch_once(wallet_web.app.state.ctx)
@@ -106,7 +106,14 @@ async def test_recharge_pay_and_spend_from_the_wallet_page(
     await expect(page.locator("#wallet-ledger tbody tr").first).to_contain_text("tier_payment")
 
 
-QR_LOADED = "(img) => img.complete && img.naturalWidth > 100"
+async def qr_loaded(page: Page) -> None:
+    """Until the QR code has loaded (polled: the page's CSP forbids the string evaluation that
+    wait_for_function uses once its first check fails)."""
+    deadline = asyncio.get_running_loop().time() + 10
+    qr = page.locator("#recharge-qr")
+    while not await qr.evaluate("(img) => img.complete && img.naturalWidth > 100"):
+        assert asyncio.get_running_loop().time() < deadline, "the QR code did not load"
+        await asyncio.sleep(0.05)
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -138,7 +145,7 @@ async def test_recharge_orders_survive_a_reload_and_are_listed_with_their_state(
         await expect(page.locator("#recharge-status")).to_have_text("pending")
         await expect(page.locator("#recharge-countdown")).to_contain_text(":")
         await expect(page.locator("#recharge-countdown")).not_to_have_text("00:00:00")
-        await page.wait_for_function(f"({QR_LOADED})(document.querySelector('#recharge-qr'))")
+        await qr_loaded(page)
         rows = page.locator("#recharge-orders tbody tr")
         await expect(rows).to_have_count(1)
         first_shown = f"{Decimal(first_pay):,.2f} USDT"  # as the page writes amounts
@@ -165,7 +172,7 @@ async def test_recharge_orders_survive_a_reload_and_are_listed_with_their_state(
         order_30 = rows.filter(has_text=first_shown)
         await order_30.get_by_role("button", name="Show").click()
         await expect(page.locator("#pay-amount")).to_have_value(first_pay)
-        await page.wait_for_function(f"({QR_LOADED})(document.querySelector('#recharge-qr'))")
+        await qr_loaded(page)
 
         # The 30 is paid (without a reload), the 32 expires: each row says so, with its date.
         tron[0].add(first_pay)
