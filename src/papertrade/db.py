@@ -2,13 +2,16 @@
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine, MetaData, create_engine, event, make_url
+from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -60,16 +63,19 @@ class Database:
         kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow}
         if self.is_sqlite:
             kwargs["connect_args"] = {"timeout": 30}
-        else:
-            kwargs["pool_pre_ping"] = True
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self.sessions = async_sessionmaker(self.engine, expire_on_commit=False)
+        # Reads: the same pool; on PostgreSQL in autocommit (reader(), single_read()).
+        self._reads: AsyncEngine = (
+            self.engine
+            if self.is_sqlite
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
         self.outages = OutageLog()
         if not self.is_sqlite:
-            # A checked-out connection has passed pre-ping: the database answers (again).
-            event.listen(self.engine.sync_engine, "checkout", lambda *_: self.outages.succeeded())
+            _ping_when_in_doubt(self.engine.sync_engine, self.outages)
         # SQLite has one writer; queueing here beats SQLITE_BUSY retries and lock-upgrade deadlocks.
         self.write_lock = asyncio.Lock()
         self._writer_engine: Engine | None = None
@@ -212,9 +218,20 @@ class Database:
 
     @asynccontextmanager
     async def reader(self) -> AsyncIterator[AsyncSession]:
-        """A session for reads only (no lock, nothing committed)."""
-        async with self.sessions() as session:
+        """A session for reads only (no lock, nothing committed). On PostgreSQL its statements
+        run in autocommit: at READ COMMITTED each statement sees its own snapshot inside a
+        transaction too, so the BEGIN and ROLLBACK round trips around them bought nothing but
+        their cost (on SQLite a read begins no transaction either)."""
+        async with self.sessions(bind=self._reads) as session:
             yield session
+
+    @asynccontextmanager
+    async def single_read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for one read-only statement (its own snapshot, so no transaction is
+        needed): on PostgreSQL in autocommit, which spares the BEGIN and ROLLBACK round trips
+        around it; on SQLite a plain connection (a read there begins no transaction)."""
+        async with self._reads.connect() as connection:
+            yield connection
 
     async def dispose(self) -> None:
         await self.engine.dispose()
@@ -222,6 +239,49 @@ class Database:
             assert self._writer_engine is not None
             self._writer_thread.submit(self._writer_engine.dispose).result()
             self._writer_thread.shutdown()
+
+
+# A pooled connection is pinged before use (a round trip: as much as a cheap read's own
+# statement) only when in doubt: it has rested longer than this, or the database failed lately.
+PING_AFTER_IDLE_S = 5.0
+PING_AFTER_FAILURE_S = 60.0
+
+
+def _ping_when_in_doubt(engine: Engine, outages: OutageLog) -> None:
+    """SQLAlchemy's pool_pre_ping, skipped for a connection that was in use moments ago while
+    the database has not failed lately: it answered then. A connection that died since all the
+    same (the server restarted without any request failing first) fails its statement, which
+    is answered with 503 and makes SQLAlchemy discard every pooled connection, as a failed ping
+    does. While the database is down, and for a minute after any failure, every checkout pings,
+    so the connections an outage killed are replaced before a request uses one."""
+    dialect = engine.dialect
+
+    def checked_in(_dbapi_connection: Any, record: Any) -> None:
+        if record is not None:
+            record.info[_USED_AT] = time.monotonic()
+
+    def fresh(_dbapi_connection: Any, record: Any) -> None:
+        record.info.pop(_USED_AT, None)
+
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        used_at = record.info.get(_USED_AT)
+        if used_at is not None and (
+            time.monotonic() - used_at > PING_AFTER_IDLE_S
+            or outages.failed_within(PING_AFTER_FAILURE_S)
+        ):
+            try:
+                dialect.do_ping(dbapi_connection)
+            except Exception as exc:
+                # As pool_pre_ping: this connection and every older one are replaced.
+                raise InvalidatePoolError() from exc
+        outages.succeeded()  # a connection answered (again), or is fresh from the server
+
+    event.listen(engine, "checkin", checked_in)
+    event.listen(engine, "connect", fresh)
+    event.listen(engine, "checkout", checkout)
+
+
+_USED_AT = "papertrade_used_at"
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -127,6 +127,10 @@ class OutageLog:
     def down(self) -> bool:
         return self.down_reason is not None
 
+    def failed_within(self, seconds: float) -> bool:
+        """Whether a failure was reported in the last `seconds` (or the database is down)."""
+        return self.down or time.monotonic() - self._last_failure < seconds
+
     def failed(self, exc: BaseException) -> None:
         self._last_failure = time.monotonic()
         if self.down_reason is None:

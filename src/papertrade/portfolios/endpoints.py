@@ -70,9 +70,7 @@ async def portfolio_by_code(
 @router.get("/portfolios/{portfolio_id}", response_model=PortfolioRead)
 async def get_portfolio(portfolio_id: Id, principal: Caller, ctx: Ctx) -> PortfolioRead:
     """One of the caller's portfolios."""
-    return PortfolioRead.model_validate(
-        await service.read_owned(ctx.db.engine, principal, portfolio_id)
-    )
+    return PortfolioRead.model_validate(await service.read_owned(ctx.db, principal, portfolio_id))
 
 
 @router.patch("/portfolios/{portfolio_id}", response_model=PortfolioRead)

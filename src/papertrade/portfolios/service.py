@@ -5,9 +5,10 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
+from papertrade.db import Database
 from papertrade.errors import NotFound
 from papertrade.kit.decimals import ZERO
 from papertrade.ledger.service import post
@@ -70,12 +71,10 @@ async def get_owned(
 _READ = select(*Portfolio.__table__.columns).where(Portfolio.id == bindparam("portfolio_id"))
 
 
-async def read_owned(
-    engine: AsyncEngine, principal: Principal, portfolio_id: int
-) -> dict[str, Any]:
+async def read_owned(db: Database, principal: Principal, portfolio_id: int) -> dict[str, Any]:
     """The caller's live portfolio as a dict of its columns and its `code` (what get_owned
     checks, for a read); anyone else's, or a deleted one, is a 404."""
-    async with engine.connect() as connection:
+    async with db.single_read() as connection:
         row = (await connection.execute(_READ, {"portfolio_id": portfolio_id})).first()
     if (
         row is None
