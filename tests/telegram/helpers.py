@@ -30,6 +30,9 @@ async def telegram_app(
                 "telegram_bot_username": "pt_bot",
                 "telegram_webhook_secret": SECRET,
                 "telegram_api_base_url": fake.base_url,
+                # Replies to one chat without Telegram's 1 a second between them; the pacing
+                # has its own test (test_outbound), which sets the rates it checks.
+                "telegram_per_chat_per_s": 50.0,
                 **overrides,
             }
         )

@@ -13,6 +13,7 @@ from papertrade.tg import signals
 from papertrade.tg.text import cornix_block
 from tests.conftest import User, sign_up
 from tests.fakes.telegram_api import FakeTelegram
+from tests.foundation.helpers import hold_the_window
 from tests.notifications.helpers import wait_for_inbox
 from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
 from tests.trading_api.helpers import positions, set_price
@@ -190,14 +191,6 @@ async def test_the_same_update_never_trades_twice(isolated_settings: Settings) -
         assert Decimal(str((await positions(user, pid))["BTCUSDT"]["quantity"])) == Decimal("1.492")
 
 
-async def _a_minute_with(seconds_left: float) -> None:
-    """Wait until the clock minute has `seconds_left` to go: the limit counts per clock minute
-    (fixed windows, kit/ratelimit.py), so a burst that starts there falls in one window."""
-    left = 60 - time.time() % 60
-    if left < seconds_left:
-        await asyncio.sleep(left + 0.2)
-
-
 async def test_the_eighth_signal_in_a_minute_is_refused_and_nothing_runs_twice(
     isolated_settings: Settings,
 ) -> None:
@@ -206,7 +199,7 @@ async def test_the_eighth_signal_in_a_minute_is_refused_and_nothing_runs_twice(
     async with telegram_app(isolated_settings, telegram_per_chat_per_s=20.0) as (app, fake):
         user, pid = await _bound(app, fake, 1007)
         await set_price(app, "BTCUSDT", "67000")
-        await _a_minute_with(40)
+        hold_the_window()  # the limit counts per clock minute: the burst falls in one
         posted = []
         for _ in range(8):  # one after the other, each handled before the next is posted
             update = message_update(BLOCK, tg_user=1007)
