@@ -3,9 +3,7 @@ is refused in the dialog, in words, and nothing is sent; when the hourly limit i
 (429 from POST /v1/feedback) the dialog says when sending works again and keeps the message,
 and the rest of the page goes on reading."""
 
-import asyncio
 import re
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from playwright.async_api import Browser, Page, Request, expect
 from papertrade.notifications import service
 from papertrade.notifications.kinds import Message
 from tests.conftest import unique_email
+from tests.foundation.helpers import hold_the_window
 from tests.web.conftest import Steps, WebApp, call, own_web, page_on, sign_up_in_browser
 from tests.web.test_feedback_button import png
 
@@ -89,14 +88,6 @@ async def limited_page(
         yield opened
 
 
-async def _clear_of_the_hour() -> None:
-    """The limit counts per clock hour: not within a minute of the next one, so the message sent
-    first and the one refused fall in the same hour."""
-    left = 3600 - time.time() % 3600
-    if left < 60:
-        await asyncio.sleep(left + 1)  # the clock's next hour, not a guess at how long work takes
-
-
 async def test_the_hourly_limit_says_when_to_retry_and_keeps_the_message(
     limited_page: Page, limited_web: WebApp, request: pytest.FixtureRequest
 ) -> None:
@@ -107,7 +98,7 @@ async def test_the_hourly_limit_says_when_to_retry_and_keeps_the_message(
         await sign_up_in_browser(page, unique_email("chatty"))
         await page.goto("/app/inbox")
         await expect(page.locator("#inbox-empty")).to_be_visible()
-        await _clear_of_the_hour()
+        hold_the_window()  # the limit counts per clock hour: both messages fall in one
         await call(page, "POST", "/v1/feedback", {"category": "bug", "text": "First."})
 
     async with steps("the next one: the dialog says when sending works again"):
