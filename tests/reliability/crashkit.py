@@ -105,6 +105,8 @@ class Service:
             "PAPERTRADE_MARKET_SOURCE": "sim",
             "PAPERTRADE_SIM_TICK_MS": "100",
             "PAPERTRADE_TIERS_ENFORCED": "false",  # several portfolios per user
+            "PAPERTRADE_PASSWORD_HASH_TIME_COST": "1",  # as in make_settings (tests/conftest.py)
+            "PAPERTRADE_PASSWORD_HASH_MEMORY_KIB": "8192",
             "PAPERTRADE_PUBLIC_BASE_URL": self.url,
             "PAPERTRADE_RATE_LIMIT_API_KEY_PER_MIN": "1000000",
             "PAPERTRADE_RATE_LIMIT_SESSION_PER_MIN": "1000000",
