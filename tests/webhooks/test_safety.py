@@ -7,7 +7,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import update
 
+from papertrade.kit.time import now_ms
+from papertrade.models import SignalDedupe
 from tests.conftest import User, client_for
 from tests.trading_api.helpers import set_price
 from tests.webhooks.helpers import Hook
@@ -55,6 +58,17 @@ async def test_plain_text_resent_at_once_is_a_duplicate(hook: Hook) -> None:
     assert (await hook.ok("buy BTCUSDT 0.002"))["status"] == "executed"
     assert (await hook.ok("buy BTCUSDT 0.002"))["status"] == "duplicate"
     assert await hook.position("BTCUSDT") == pytest.approx(0.002)
+
+
+async def test_the_same_plain_text_after_its_window_trades_again(app: FastAPI, hook: Hook) -> None:
+    """The 45 s window over, the same text is a new alert: it trades, never a 500 for the
+    window's expired key still in its table (CI met it when a slow test outlived the window)."""
+    assert (await hook.ok("buy BTCUSDT 0.002"))["status"] == "executed"
+    async with app.state.ctx.db.unit_of_work() as session:
+        await session.execute(update(SignalDedupe).values(expires_at=now_ms() - 1))  # 45 s on
+    later = await hook.ok("buy BTCUSDT 0.002")
+    assert later["status"] == "executed", later
+    assert await hook.position("BTCUSDT") == pytest.approx(0.004)
 
 
 async def test_concurrent_resends_execute_once(hook: Hook) -> None:

@@ -237,6 +237,11 @@ async def _execute(
         signal = new_signal(alert, "received")
         session.add(signal)
         await session.flush()
+        # The same alert after its window: its expired key is not a duplicate and must not
+        # block the new one (expired keys are otherwise only swept now and then).
+        await session.execute(
+            delete(SignalDedupe).where(SignalDedupe.key == key, SignalDedupe.expires_at <= now_ms())
+        )
         session.add(SignalDedupe(key=key, signal_id=signal.id, expires_at=expires_at))
         await session.flush()  # a concurrent identical alert fails here (IntegrityError)
         announce(uow, signal, SignalReceived)
