@@ -66,13 +66,17 @@ async def _fair_use(app: FastAPI) -> None:
     dsl = await strategy(other, "dsl", SMA_CROSS)
     mine = [(python, (await start(other, python)).json()["id"])]
     mine.append((dsl, (await start(other, dsl)).json()["id"]))
+    others_done = 0
     for sid, bid in mine:
         done = await wait_backtest(other, sid, bid)
         assert done["status"] == "done", done["error"]
+        others_done = max(others_done, done["finished_at"])
     listed = (await hog.get(f"/v1/strategies/{slow}/backtests")).json()
-    finished = [b for b in listed if b["status"] in ("done", "failed")]
-    # served in order of arrival they would all be finished; fairly, one or two at most
-    assert len(finished) <= 3, [b["status"] for b in listed]
+    # By the moments runs finished, not by when this test looked (a loaded machine's polling
+    # let more of the hog's runs end meanwhile): served in order of arrival, all the hog's
+    # runs would have finished first; fairly, one or two at most.
+    before = [b for b in listed if b["finished_at"] and b["finished_at"] <= others_done]
+    assert len(before) <= 3, [(b["status"], b["finished_at"]) for b in listed] + [others_done]
     assert len(listed) == len(queued)
 
     # each of the hog's runs ends at its CPU limit, as a failed backtest with the reason
