@@ -240,7 +240,7 @@ async def test_reconciliation_reports_drift_once_in_the_inbox(
     assert len(items) == 1, items
     assert "0.15 held, 0.1 intended" in items[0]["body"], items[0]
     history = (await user.get(f"/v1/live/accounts/{account_id}/reconciliations")).json()
-    statuses = [h["status"] for h in history]  # newest first (the scheduled job may add some)
+    statuses = [h["status"] for h in history]  # newest first
     assert statuses[-1] == "ok" and statuses[:2] == ["drift", "drift"], statuses
 
     # after the kill switch closed everything, nothing is intended and nothing is held
