@@ -41,13 +41,21 @@ function item(n) {
     about(n), h('p', {}, n.body), read, ' ', remove);
 }
 
+// Reloads can overlap (a push arrives while the first read is out): only the newest one's
+// answer is shown, replacing the list at once, so no notification is listed twice.
+let generation = 0;
+
 async function page(before) {
+  const mine = generation;
   const params = new URLSearchParams({ limit: '30' });
   if (kindSelect.value) params.set('kind', kindSelect.value);
   if (unreadOnly.checked) params.set('unread', 'true');
   if (before) params.set('before_id', String(before));
   const result = await get(`/v1/inbox?${params}`);
-  for (const n of result.notifications) list.append(item(n));
+  if (mine !== generation) return;
+  const items = result.notifications.map(item);
+  if (before) list.append(...items);
+  else list.replaceChildren(...items);
   oldest = result.next_before_id;
   $('#inbox-more').hidden = oldest === null;
   $('#inbox-empty').hidden = list.children.length > 0;
@@ -59,7 +67,7 @@ async function page(before) {
 }
 
 async function reload() {
-  list.replaceChildren();
+  generation += 1;
   await page(null);
 }
 
