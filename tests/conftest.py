@@ -105,12 +105,16 @@ def make_settings(database_url: str, var_dir: Path, **overrides: Any) -> Setting
 
 
 @asynccontextmanager
-async def running_app(settings: Settings, **options: Any) -> AsyncIterator[FastAPI]:
+async def running_app(
+    settings: Settings, *, migrate: bool = False, **options: Any
+) -> AsyncIterator[FastAPI]:
     """The real app with its lifespan (migrations, engine) running; `options` go to create_app.
-    An empty database gets the current schema as a copy (tests/databases.py)."""
+    An empty database gets the current schema as a copy (tests/databases.py), unless `migrate`:
+    then the app migrates it itself, as a new deployment does."""
     from tests.databases import from_template
 
-    await from_template(settings.database_url)
+    if not migrate:
+        await from_template(settings.database_url)
     app = create_app(settings, **options)
     async with app.router.lifespan_context(app):
         yield app

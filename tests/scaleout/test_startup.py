@@ -13,7 +13,8 @@ pytestmark = pytest.mark.skipif(not PG_URL, reason="several processes share Post
 async def test_processes_starting_together_on_a_new_database_all_start(
     isolated_settings: Settings,
 ) -> None:
-    starting = [running_app(isolated_settings) for _ in range(3)]
+    # migrate: each process finds the database empty and the migrations run at start
+    starting = [running_app(isolated_settings, migrate=True) for _ in range(3)]
     apps = await asyncio.gather(*(process.__aenter__() for process in starting))
     try:
         for app in apps:
