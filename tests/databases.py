@@ -183,18 +183,9 @@ async def _postgres_from_template(name: str) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.conftest import _drop_postgres_database
+
     if "sqlite" in _templates:
         shutil.rmtree(Path(_templates["sqlite"]).parent, ignore_errors=True)
     if "postgresql" in _templates:
-        asyncio.run(_drop_template(_templates["postgresql"]))
-
-
-async def _drop_template(name: str) -> None:
-    from tests.conftest import PG_URL
-
-    assert PG_URL is not None
-    conn = await asyncpg.connect(PG_URL.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
+        asyncio.run(_drop_postgres_database(_templates["postgresql"]))
