@@ -1,7 +1,8 @@
 """Roots every period (issue 31): a fill placed now is proven through the public API within a
 few seconds, and both verifiers (`papertrade verify --url` and the standalone script, as a
 process) fail, naming the fault, when a proxy in front of the service withholds, reorders or
-edits events, answers errors or nothing, or serves a root that does not follow the one before."""
+edits events, answers errors or nothing, or serves a root that does not follow the one before;
+and a server whose answer is malformed (not HTTP, cut short, not JSON) is a one-line failure."""
 
 import asyncio
 import json
@@ -291,6 +292,53 @@ async def test_errors_and_silence_are_failures_with_a_reason(
             assert exit_status == 1, printed
             last = printed.strip().splitlines()[-1]
             assert last.startswith("NOT VERIFIED: ") and message in last, printed
+
+
+@asynccontextmanager
+async def answering(reply: bytes) -> AsyncIterator[str]:
+    """A server on 127.0.0.1 that answers every request with `reply`, byte for byte."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(reply)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    async with server:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (b"garbage\r\n\r\n", "answered malformed HTTP (BadStatusLine)"),
+        (
+            b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"public_key"',
+            "answered malformed HTTP (IncompleteRead)",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(DEEP), DEEP),
+            "answered JSON nested too deeply to read",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            "answered something that is not JSON",
+        ),
+    ],
+    ids=["not-http", "cut-short", "nested-too-deep", "not-json"],
+)
+async def test_a_malformed_answer_is_a_failure_with_a_reason_not_a_traceback(
+    reply: bytes, message: str
+) -> None:
+    async with answering(reply) as url:
+        for status, printed in await both_verifiers(url, "P0000001", wait_s=5):
+            assert status == 1, printed
+            last = printed.strip().splitlines()[-1]
+            assert last.startswith(f"NOT VERIFIED: GET /v1/chain/key {message}"), printed
 
 
 async def test_a_root_that_does_not_follow_its_predecessor_fails(sealed: Sealed) -> None:

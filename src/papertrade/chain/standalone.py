@@ -20,6 +20,7 @@ timeout or a malformed answer included). `papertrade verify --url` runs this sam
 
 import argparse
 import hashlib
+import http.client
 import json
 import sys
 import urllib.error
@@ -92,10 +93,14 @@ def get(base: str, path: str, timeout: float) -> Any:
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise Failed(f"GET {path} failed: {reason or type(exc).__name__}") from None
+    except http.client.HTTPException as exc:  # not HTTP at all, or a body cut short
+        raise Failed(f"GET {path} answered malformed HTTP ({type(exc).__name__})") from None
     try:
         return json.loads(text)
     except ValueError:
         raise Failed(f"GET {path} answered something that is not JSON") from None
+    except RecursionError:
+        raise Failed(f"GET {path} answered JSON nested too deeply to read") from None
 
 
 def sha256_hex(data: bytes) -> str:
