@@ -3,10 +3,14 @@ strategy's process): nothing outside it can be signalled, slowed, inspected or o
 sentinel process started here and this test process (the "server") stay untouched — and the
 process never holds a bar it has not reached, nor can it forge its result."""
 
+import json
 import os
 import platform
 import resource
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -148,6 +152,108 @@ def test_the_process_is_alone_and_unprivileged() -> None:
     uid = int(words[words.index("UID") + 1])
     assert uid != 0
     assert uid != os.getuid() or os.getuid() != 0
+
+
+# A "server" of its own: it runs one strategy in the sandbox (after the check of the machine,
+# whose probe is a process too) and is then killed while the strategy still runs.
+SERVER = """
+import json, sys
+from papertrade.strategies.sandbox import isolation
+from papertrade.strategies.sandbox.runner import run
+assert isolation.status() == "", isolation.status()
+print("running", flush=True)
+run(sys.argv[1], json.loads(sys.argv[2]), cpu_s=120, wall_s=120, python_checks=False)
+"""
+
+
+def children_of(root: int) -> list[int]:
+    """Every process below `root`, read from /proc."""
+    below: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError):
+            continue
+        below.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        for pid in below.get(todo.pop(), []):
+            found.append(pid)
+            todo.append(pid)
+    return found
+
+
+def facts(pid: int) -> dict[str, str]:
+    """The kernel's view of a process: its /proc status fields, its niceness and state."""
+    with open(f"/proc/{pid}/status") as status:
+        fields = {k: v.strip() for k, v in (ln.split(":", 1) for ln in status if ":" in ln)}
+    with open(f"/proc/{pid}/stat") as stat:
+        after = stat.read().rsplit(")", 1)[1].split()
+    return {**fields, "nice": after[16], "state_code": after[0]}
+
+
+def strategy_process(server: int, deadline_s: float = 60) -> int:
+    """The strategy's own process below `server`, once it has locked itself down."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        for pid in children_of(server):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    argv = cmdline.read().split(b"\0")
+                ours = b"sandbox.child" in b" ".join(argv) and b"python" in argv[0]
+                if ours and facts(pid)["Seccomp"] == "2":
+                    return pid
+            except (OSError, KeyError, IndexError):
+                continue
+        time.sleep(0.02)
+    raise AssertionError("the strategy's process never locked itself down")
+
+
+def dead(pid: int) -> bool:
+    try:
+        return facts(pid)["state_code"] in ("Z", "X")
+    except OSError:
+        return True
+
+
+def test_the_process_is_niced_filtered_unprivileged_and_dies_with_the_server() -> None:
+    """Seen from outside by the kernel's own accounts: the running strategy is niced 10 (its
+    attempt to lower that was refused), under a seccomp filter, with no capabilities and no new
+    privileges, as a uid of its own, PID 1 of its namespace; when the server that started it
+    is killed (SIGKILL: no clean-up of its own), the strategy's process is gone too."""
+    source = unchecked(
+        "if libc.setpriority(0, 0, 0) != -1:\n            raise RuntimeError('it lowered')",
+        "while True:\n            pass",
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, source, json.dumps(BARS)], stdout=subprocess.PIPE
+    )
+    child = 0
+    try:
+        assert server.stdout is not None and server.stdout.readline() == b"running\n"
+        child = strategy_process(server.pid)
+        seen = facts(child)
+        assert seen["nice"] == "10", seen
+        assert seen["Seccomp"] == "2" and seen["NoNewPrivs"] == "1", seen
+        assert int(seen["CapEff"], 16) == 0, seen
+        assert int(seen["Uid"].split()[0]) >= isolation.UID_BASE, seen
+        assert seen["NSpid"].split()[-1] == "1", seen  # PID 1 of its own namespace
+        time.sleep(0.5)
+        assert not dead(child) and facts(child)["nice"] == "10"  # still running, still niced
+        server.kill()
+        server.wait()
+        deadline = time.monotonic() + 10
+        while not dead(child):
+            assert time.monotonic() < deadline, "the strategy outlived its server"
+            time.sleep(0.02)
+    finally:
+        server.kill()
+        server.wait()
+        if child and not dead(child):  # a failed test leaves no strategy running
+            os.kill(child, signal.SIGKILL)
 
 
 def test_the_module_attribute_route_to_sys_reaches_nothing() -> None:
