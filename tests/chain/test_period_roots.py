@@ -2,7 +2,8 @@
 few seconds, and both verifiers (`papertrade verify --url` and the standalone script, as a
 process) fail, naming the fault, when a proxy in front of the service withholds, reorders or
 edits events, answers errors or nothing, or serves a root that does not follow the one before;
-and a server whose answer is malformed (not HTTP, cut short, not JSON) is a one-line failure."""
+and a server whose answer is malformed (not HTTP, cut short, not JSON) is a one-line failure.
+One root a day goes to the anchors; it names the roots before it."""
 
 import asyncio
 import json
@@ -24,8 +25,8 @@ from papertrade.chain.proofs import leaf_hash, root_from_path, statement_hash
 from papertrade.chain.signing import attestation_key, signature_holds
 from papertrade.config import Settings
 from papertrade.kit.time import now_ms
-from papertrade.models import Attestation
-from tests.chain.helpers import chained
+from papertrade.models import Attestation, AttestationAnchor
+from tests.chain.helpers import DAY_MS, chained
 from tests.chain.test_attestation import SCRIPT, trade_a_day
 from tests.conftest import client_for, make_settings, running_app
 from tests.liveserver import live_server
@@ -447,3 +448,37 @@ def test_the_standalone_script_is_the_verifier_papertrade_runs() -> None:
     from papertrade.chain import standalone
 
     assert SCRIPT.read_bytes() == Path(standalone.__file__).read_bytes()
+
+
+async def test_one_root_a_day_goes_to_the_anchors_and_names_the_ones_before(app: FastAPI) -> None:
+    """Roots every second, anchored once a day: the first root is queued for the calendars,
+    the next ones of the day are only signed (no anchor row), and the first root 24 hours
+    after the last anchored one is queued again; its statement chains to the signed ones."""
+    ctx = app.state.ctx
+    key = attestation_key(ctx.settings)
+    user, portfolio = await trade_a_day(app)
+
+    async def root_at(now: int) -> Attestation:
+        async with ctx.transaction() as uow:
+            sealed = await seal_finished_days(uow.session, key, ["https://cal"], now, every_s=1)
+        assert len(sealed) == 1, sealed
+        async with ctx.db.reader() as session:
+            row = await session.get(Attestation, sealed[0])
+        assert row is not None
+        return row
+
+    async def another_trade() -> None:
+        await market(user, portfolio["id"], "BTCUSDT", "buy", "0.01")
+        await chained(app)
+
+    first = await root_at(now_ms() + 2000)  # a clock of the test's: roots a few seconds apart
+    await another_trade()  # keyed after the first root, as an event committed after it is
+    second = await root_at(first.created_at + 2000)
+    await another_trade()
+    next_day = await root_at(first.created_at + DAY_MS)
+    assert [first.status, second.status, next_day.status] == ["queued", "signed", "queued"]
+    async with ctx.db.reader() as session:
+        anchors = (await session.scalars(select(AttestationAnchor.day))).all()
+    assert sorted(anchors) == sorted([first.day, next_day.day])  # none for the signed root
+    assert second.statement is not None and next_day.statement is not None
+    assert f"prev {statement_hash(second.statement.encode())}" in next_day.statement
