@@ -24,6 +24,7 @@ from papertrade.chain.attest import seal_finished_days
 from papertrade.chain.proofs import leaf_hash, root_from_path, statement_hash
 from papertrade.chain.signing import attestation_key, signature_holds
 from papertrade.config import Settings
+from papertrade.context import AppContext
 from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, AttestationAnchor
 from tests.chain.helpers import DAY_MS, chained
@@ -454,7 +455,7 @@ async def test_one_root_a_day_goes_to_the_anchors_and_names_the_ones_before(app:
     """Roots every second, anchored once a day: the first root is queued for the calendars,
     the next ones of the day are only signed (no anchor row), and the first root 24 hours
     after the last anchored one is queued again; its statement chains to the signed ones."""
-    ctx = app.state.ctx
+    ctx: AppContext = app.state.ctx
     key = attestation_key(ctx.settings)
     user, portfolio = await trade_a_day(app)
 
