@@ -155,10 +155,10 @@ class Settings(BaseSettings):
     registration_mode: Literal["open", "invite_only", "waitlist"] = "open"
     rate_limit_waitlist_ip_per_hour: int = 5
     rate_limit_feedback_per_hour: int = 10  # feedback messages per user
-    # Attested track record (docs/attestation.md): the Ed25519 key signing each day's root
+    # Attested track record (docs/attestation.md): the Ed25519 key signing each period's root
     # (hex of its 32-byte seed; default: generated once and kept in <var_dir>/attestation_key),
-    # the OpenTimestamps calendars the root is submitted to, and how often the job looks for a
-    # finished UTC day to seal.
+    # the OpenTimestamps calendars the day's anchored root is submitted to, and how often the
+    # job looks for a finished root period to seal.
     attestation_key: str = ""
     ots_calendars: list[str] = Field(
         default_factory=lambda: [

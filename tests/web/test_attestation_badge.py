@@ -30,7 +30,7 @@ async def test_the_public_page_says_verified_through_the_anchored_day(
     await call(page, "POST", "/v1/order", {**order, "type": "market", "quantity": "0.01"})
     await chained(web.app)
     await page.goto(f"{web.url}/p/{code}")
-    await expect(page.locator("#pub-attest-badge")).to_contain_text("first daily root pending")
+    await expect(page.locator("#pub-attest-badge")).to_contain_text("first anchored root pending")
     async with fake_calendar() as calendar:
         await seal_today(web.app, [calendar.url])
     today = utc_day(now_ms())

@@ -193,10 +193,10 @@ async function attestation() {
     if (a.verified_through) {
       badge.textContent = a.status === 'verified'
         ? `✓ Track record verified through ${a.verified_through}`
-        : `✓ Verified through ${a.verified_through} · newer trades wait for their day's root`;
+        : `✓ Verified through ${a.verified_through} · newer trades wait for the next anchored root`;
       badge.className = 'badge badge-on';
     } else {
-      badge.textContent = a.head_seq ? 'Track record chained · first daily root pending' : 'No trades yet';
+      badge.textContent = a.head_seq ? 'Track record chained · first anchored root pending' : 'No trades yet';
       badge.className = 'badge badge-off';
     }
     $('#pub-attest').hidden = false;
