@@ -3,7 +3,9 @@
 Input is the WebSocket fan-out's batches (ws/portfolio.py `Wire`: one batch per commit, in the
 same order in every process), so the mapping runs in each process that holds a user socket. One
 batch becomes, per portfolio: its ORDER_TRADE_UPDATEs (with a TRADE_LITE beside each fill) and
-ALGO_UPDATEs in commit order, then one ACCOUNT_UPDATE for its position and balance changes.
+ALGO_UPDATEs in commit order, except that a triggered conditional's ALGO_UPDATE goes before the
+updates of the order it placed (as on Binance: the trigger, then its order), then one
+ACCOUNT_UPDATE for its position and balance changes.
 """
 
 from collections import OrderedDict
@@ -79,7 +81,7 @@ class UserEvents:
                 events.extend(self._order(kind, time, data))
                 traded = traded or EXECUTION[kind] == "TRADE"
             elif kind in ALGO_STATUS:
-                events.append(self._algo(kind, time, data))
+                _before_its_order(events, self._algo(kind, time, data))
             elif kind.startswith("position."):
                 positions = [p for p in positions if _position_key(p) != _position_key(data)]
                 positions.append(data | {"_liquidated": kind == "position.liquidated"})
@@ -274,6 +276,28 @@ class UserEvents:
             "T": now,
             "a": {"m": reason, "B": balances, "P": rows},
         }
+
+
+def _before_its_order(events: list[dict[str, Any]], algo: dict[str, Any]) -> None:
+    """Add an ALGO_UPDATE to a commit's events before the first update of the order it placed
+    (the commit lists a trigger's order before the trigger itself), else at the end. `E` stays
+    strictly increasing: the moved events take the same stamps in their new order."""
+    placed = algo["o"]["ai"]
+    at = next(
+        (
+            n
+            for n, event in enumerate(events)
+            if placed and event["e"] == "ORDER_TRADE_UPDATE" and str(event["o"]["i"]) == placed
+        ),
+        None,
+    )
+    if at is None:
+        events.append(algo)
+        return
+    stamps = sorted([event["E"] for event in events[at:]] + [algo["E"]])
+    events.insert(at, algo)
+    for event, stamp in zip(events[at:], stamps, strict=True):
+        event["E"] = stamp
 
 
 def _position_key(p: dict[str, Any]) -> tuple[str, str]:
