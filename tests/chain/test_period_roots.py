@@ -205,6 +205,24 @@ async def test_a_fill_placed_now_is_proven_within_seconds_through_the_public_api
                 assert f"VERIFIED: 5 events of {code} through the root of" in printed, printed
 
 
+async def test_the_verifiers_say_how_far_a_root_covers_and_what_waits_for_the_next(
+    app: FastAPI,
+) -> None:
+    user, portfolio = await trade_a_day(app)
+    code = portfolio["code"]
+    assert len(await seal(app)) == 1  # events 1-4
+    await market(user, portfolio["id"], "BTCUSDT", "buy", "0.2")
+    await market(user, portfolio["id"], "BTCUSDT", "sell", "0.2")
+    await chained(app)  # events 5-6, in no root yet
+    async with live_server(app) as url:
+        for status, printed in await both_verifiers(url, code):
+            assert status == 0, printed
+            last = printed.strip().splitlines()[-1]
+            assert last.startswith(f"VERIFIED: 4 events of {code} through the root of "), printed
+            assert last.endswith(" UTC; 2 newer events not yet in a root"), printed
+            assert "seq 5–6: not in a root yet; due " in printed, printed
+
+
 async def test_a_pending_event_is_answered_with_its_place_and_when_its_root_is_due(
     app: FastAPI,
 ) -> None:
