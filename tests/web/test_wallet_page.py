@@ -78,6 +78,10 @@ async def test_recharge_pay_and_spend_from_the_wallet_page(
     await page.wait_for_url("**/app/wallet")
     await expect(page.locator("#wallet-balance")).to_have_text("0.00")
     await expect(page.locator("#tier-name")).to_have_text("free")
+    # Issue 30: money moves one way, wallet -> portfolio, and the page says so everywhere.
+    await expect(page.locator("#wallet-intro")).to_contain_text("one way")
+    await expect(page.locator("#wallet-intro")).not_to_contain_text("to and from")
+    await expect(page.locator("#transfer-one-way")).to_contain_text("One way only")
 
     await page.fill("#recharge-amount", "0.5")
     await page.click("#recharge-form button[type=submit]")
