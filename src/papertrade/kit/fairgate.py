@@ -1,9 +1,10 @@
 """Turns at a few slots, shared fairly between users.
 
 A user holds at most `per_user` slots at once; when a slot frees, the next turn goes to the user
-who has waited longest for their first turn, so one user's queue of slow work never stands
-between another user and a free slot. Futures are made on the running loop at each wait, so one
-gate serves whichever loop asks (a process runs one).
+who has waited longest for their first turn, and a user whose run just ended waits behind the
+others (round robin), so one user's queue of slow work never stands between another user and a
+free slot for longer than the run in progress. Futures are made on the running loop at each
+wait, so one gate serves whichever loop asks (a process runs one).
 """
 
 import asyncio
@@ -56,6 +57,8 @@ class FairGate:
             self._running[user] = left
         else:
             self._running.pop(user, None)
+        if user in self._waiting:
+            self._waiting.move_to_end(user)  # just had a turn: the others go first
         self._hand_out()
 
     def _hand_out(self) -> None:
