@@ -13,7 +13,10 @@ installed it also checks the anchor proofs. It reads the public API only and che
   last seq, and the hash of the last), and the Merkle path (RFC 6962) of each range's last event
   to its root; events after the newest root's range are reported as not yet in a root.
 Exit status 0 only when all of that holds; 1 with a one-line reason otherwise (an HTTP error, a
-timeout or a malformed answer included). `papertrade verify --url` runs this same file.
+timeout or a malformed answer included). `papertrade verify --url` runs this same file, and
+`papertrade verify` without --url (the operator's check of the database) runs its checks of the
+events, the chain of roots and the signed ranges (parse_root, check_events, check_roots,
+check_ranges) on what the database holds.
 """
 
 # ruff: noqa: T201  (a command-line tool: it prints its report)
@@ -21,6 +24,7 @@ timeout or a malformed answer included). `papertrade verify --url` runs this sam
 import argparse
 import hashlib
 import http.client
+import itertools
 import json
 import sys
 import urllib.error
@@ -50,6 +54,9 @@ class Result:
     covered: int = 0  # events covered by the signed roots
     through: str | None = None  # the newest root covering the portfolio, as people read it
     anchored_through: str | None = None  # the newest anchored root's key
+    # how a fault is told: the events come from the service (or, offline, from the database)
+    withheld: str = "withheld by the service"
+    served: str = "the service served"
 
     @property
     def ok(self) -> bool:
@@ -153,7 +160,7 @@ def parse_root(view: dict[str, Any], code: str, key: str, result: Result) -> Roo
     if not signature_holds(key, text.encode(), str(view["signature"])):
         result.problems.append(f"the root of {label(day)}: the signature does not hold for {key}")
     if text.startswith("PTA1:"):
-        _, signed_day, root, count = text.split(":")
+        signed_day, root, count = text.removeprefix("PTA1:").rsplit(":", 2)
         if signed_day != day or root != view["root"] or int(count) != int(view["leaf_count"]):
             result.problems.append(f"the root of {day}: its fields are not what it signs")
         portfolio_id = str(int(code[1:])) if code[1:].isdigit() else code
@@ -210,7 +217,7 @@ def check_events(result: Result, events: list[dict[str, Any]]) -> dict[int, dict
                     f"events out of order: seq {seq} is served where seq {position} belongs"
                 )
             else:
-                result.problems.append(f"seq {position} is missing (withheld by the service)")
+                result.problems.append(f"seq {position} is missing ({result.withheld})")
         if sha256_hex(text.encode()) != event["hash"]:
             result.problems.append(f"seq {seq}: the event does not hash to its hash (edited)")
         if canonical != text:
@@ -275,7 +282,10 @@ def _verify(base: str, code: str, public_key: str | None, timeout: float, result
     roots = fetch_roots(
         base, parse_root(first["root"], code, key, result), code, key, timeout, result
     )
-    expected = check_ranges(base, portfolio, roots, by_seq, key, timeout, result)
+    check_roots(result, roots)
+    expected, heads = check_ranges(result, roots, by_seq)
+    for root, event in heads:
+        check_path(base, portfolio, event, root, key, timeout, result)
     for root in roots:
         found = anchors(root)
         if found:
@@ -314,42 +324,56 @@ def fetch_events(base: str, portfolio: str, timeout: float) -> list[dict[str, An
 def fetch_roots(
     base: str, first: Root, code: str, key: str, timeout: float, result: Result
 ) -> list[Root]:
-    """The chain of roots from `first` to the newest, each checked to follow the one before."""
+    """The roots from `first` to the newest, in order; check_roots then checks their chain."""
     roots = [first]
     while True:
         after_key = urllib.parse.quote(roots[-1].key)
         page = get(base, f"/v1/chain/roots?after={after_key}&limit=100", timeout)["items"]
         if not page:
-            break
+            return roots
         for view in page:
             root = parse_root(view, code, key, result)
             if root.key <= roots[-1].key:
                 raise Failed(f"the service lists the root of {root.label} out of order")
-            if root.prev is not None and root.prev != roots[-1].statement_hash:
-                result.problems.append(
-                    f"the root of {root.label} does not follow the root of {roots[-1].label} "
-                    "(its prev is not that root's statement hash)"
-                )
             roots.append(root)
+
+
+def check_roots(result: Result, roots: list[Root], first_of_all: bool = False) -> None:
+    """That the roots, in order, form an unbroken chain: each PTA2 root names the statement
+    hash of the one before it (`prev`); PTA1 roots (daily, of releases before period roots)
+    name none and may only come before the first PTA2 root. `first_of_all`: roots[0] is the
+    service's very first root, so a PTA2 one must name no predecessor (64 zeros)."""
+    if first_of_all and roots and roots[0].prev not in (None, GENESIS):
+        result.problems.append(
+            f"the root of {roots[0].label} names a previous root, but no root comes before it"
+        )
+    for before, root in itertools.pairwise(roots):
+        if root.prev is None and before.prev is not None:
+            result.problems.append(
+                f"the root of {root.label} is an unchained PTA1 root after the PTA2 root of "
+                f"{before.label}"
+            )
+        elif root.prev is not None and root.prev != before.statement_hash:
+            result.problems.append(
+                f"the root of {root.label} does not follow the root of {before.label} "
+                "(its prev is not that root's statement hash)"
+            )
     if any(r.prev is None for r in roots):
         result.notes.append("roots before the first PTA2 root are daily PTA1 roots (not chained)")
-    return roots
 
 
 def check_ranges(
-    base: str,
-    portfolio: str,
-    roots: list[Root],
-    by_seq: dict[int, dict[str, Any]],
-    key: str,
-    timeout: float,
-    result: Result,
-) -> int:
-    """The events served against the ranges the roots sign; returns the first seq no root
-    covers."""
+    result: Result, roots: list[Root], by_seq: dict[int, dict[str, Any]]
+) -> tuple[int, list[tuple[Root, dict[str, Any]]]]:
+    """The events (by seq, as check_events returns them) against the ranges the roots sign for
+    the portfolio: each range starts where the one before ended (at seq 1 for the first), and
+    its last event is there with the hash the root signs. Returns the first seq no root covers,
+    and each range's root with its last event, whose Merkle path to that root is left to check
+    (from the service's proof, or offline from the root's leaves)."""
     code = result.code
     served_last = max(by_seq) if by_seq else 0
     expected = 1
+    heads: list[tuple[Root, dict[str, Any]]] = []
     for root in roots:
         if code not in root.ranges:
             continue
@@ -362,7 +386,7 @@ def check_ranges(
         if last_seq not in by_seq:
             result.problems.append(
                 f"seq {last_seq} is withheld: the root of {root.label} signs seq "
-                f"{first_seq}–{last_seq}, the service served up to seq {served_last}"
+                f"{first_seq}–{last_seq}, {result.served} up to seq {served_last}"
             )
         else:
             event = by_seq[last_seq]
@@ -371,10 +395,10 @@ def check_ranges(
                     f"seq {last_seq}: the event served is not the one the root of {root.label} "
                     "signed (edited)"
                 )
-            check_path(base, portfolio, event, root, key, timeout, result)
+            heads.append((root, event))
         expected = last_seq + 1
         result.covered, result.through = last_seq, root.label
-    return expected
+    return expected, heads
 
 
 def check_path(

@@ -10,7 +10,7 @@ from papertrade.config import get_settings
 from papertrade.kit import logredact
 
 if TYPE_CHECKING:
-    from papertrade.chain.verify import Report
+    from papertrade.chain.standalone import Result
 
 KEEP_ALIVE_S = 65
 
@@ -162,13 +162,19 @@ def _verify(args: argparse.Namespace) -> None:
         if not result.ok:
             raise SystemExit(1)
         return
-    report = asyncio.run(_verify_stored(args.code, args.public_key))
-    print(report.render())  # noqa: T201
-    if not report.ok:
+    # the same checks on the database's rows (docs/attestation.md); a failure is the last line,
+    # `NOT VERIFIED: <the reason>`, never a traceback
+    try:
+        result = asyncio.run(_verify_stored(args.code, args.public_key))
+    except (OSError, ValueError) as exc:  # the settings' key or database cannot be used
+        print(f"NOT VERIFIED: {type(exc).__name__}: {exc}")  # noqa: T201
+        raise SystemExit(1) from None
+    print(result.render())  # noqa: T201
+    if not result.ok:
         raise SystemExit(1)
 
 
-async def _verify_stored(code: str, public_key: str | None) -> "Report":
+async def _verify_stored(code: str, public_key: str | None) -> "Result":
     from papertrade.chain import verify
     from papertrade.chain.signing import attestation_key, public_hex
     from papertrade.context import AppContext
