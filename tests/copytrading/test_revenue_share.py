@@ -6,6 +6,7 @@ import asyncio
 from decimal import Decimal
 from typing import Any
 
+import httpx
 from fastapi import FastAPI
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -374,6 +375,56 @@ async def test_the_leader_chooses_the_portfolio_that_receives_the_shares(
         settled = await copies.settle(uow, row, "weekly")
     assert (settled.fee, settled.payout_portfolio_id) == (Decimal(1), led["id"])
     assert await portfolio_balance(leader, led["id"]) == 501
+
+
+async def test_the_leader_reads_back_the_portfolio_that_receives_the_shares(
+    anon: httpx.AsyncClient, user_factory: Any
+) -> None:
+    """Issue 30: the leader could set where the shares go but not read it. GET …/terms answers
+    what the PUT answers, to the owner only, and says where the next settlement pays."""
+    leader: User = await user_factory()
+    other: User = await user_factory()
+    led = await leader.portfolio(name="lead", visibility="public")
+    purse = await leader.portfolio(name="purse")  # private: it may still receive shares
+    path = f"/v1/copy/leaders/{led['id']}"
+    first = await leader.get(f"{path}/terms")
+    assert first.status_code == 200, first.text
+    assert first.json() == {
+        "portfolio_id": led["id"],
+        "profit_share_pct": 10,
+        "followers": 0,
+        "payout_portfolio_id": led["id"],  # until chosen: the copied portfolio itself
+    }
+    chosen = await leader.client.put(
+        path,
+        json={"profit_share_pct": 12.5, "payout_portfolio_id": purse["id"]},
+        headers=leader.write_headers(),
+    )
+    assert chosen.status_code == 200, chosen.text
+    read = (await leader.get(f"{path}/terms")).json()
+    assert read == chosen.json()
+    assert (read["payout_portfolio_id"], read["profit_share_pct"]) == (purse["id"], 12.5)
+    # A private portfolio's terms are its owner's to read too (the public read refuses it).
+    assert (await leader.get(f"/v1/copy/leaders/{purse['id']}/terms")).status_code == 200
+    assert (await leader.get(f"/v1/copy/leaders/{purse['id']}")).status_code == 404
+
+    # Nobody else reads them, in the documented shape (docs/errors.md).
+    for response, status, error in (
+        (await other.get(f"{path}/terms"), 404, "portfolio_not_found"),
+        (await anon.get(f"{path}/terms"), 401, "unauthenticated"),
+    ):
+        assert response.status_code == status and set(response.json()) == {"error", "msg"}
+        assert response.json()["error"] == error
+
+    # The chosen portfolio deleted: the read (and the PUT's answer) name the copied one again.
+    assert (await leader.delete(f"/v1/portfolios/{purse['id']}")).status_code == 200
+    assert (await leader.get(f"{path}/terms")).json()["payout_portfolio_id"] == led["id"]
+    kept = await leader.client.put(
+        path, json={"profit_share_pct": 12}, headers=leader.write_headers()
+    )
+    assert kept.status_code == 200 and kept.json()["payout_portfolio_id"] == led["id"]
+    gone = await leader.get(f"/v1/copy/leaders/{purse['id']}/terms")
+    assert gone.status_code == 404 and gone.json()["error"] == "portfolio_not_found"
 
 
 async def test_nobody_copies_their_own_portfolio(user_factory: Any) -> None:

@@ -1108,6 +1108,15 @@ PROBES += [  # copy trading (docs/social.md)
         "GET", "/copy/settlements", nothing, 200, query=lambda w: {"before_id": w.beyond_every_id}
     ),
     *on_a("PUT", "/copy/leaders/{portfolio_id}", body=lambda w: {"profit_share_pct": 30}),
+    *on_a("GET", "/copy/leaders/{portfolio_id}/terms"),  # where A's shares go: A's to read
+    Probe(  # B's own portfolio paying its profit shares into A's
+        "PUT",
+        "/copy/leaders/{portfolio_id}",
+        lambda w: {"portfolio_id": w.b_pid},
+        404,
+        frozenset({"portfolio_not_found"}),
+        body=lambda w: {"payout_portfolio_id": w.a_pid},
+    ),
     Probe(  # a private portfolio is no leader
         "GET",
         "/copy/leaders/{portfolio_id}",

@@ -202,5 +202,25 @@ async def set_terms(
             portfolio_id=portfolio_id,
             profit_share_pct=terms.profit_share_pct,
             followers=count,
-            payout_portfolio_id=terms.payout_portfolio_id or portfolio_id,
+            payout_portfolio_id=await service.receiver_of(
+                uow.session, terms, portfolio_id, principal.user_id
+            ),
+        )
+
+
+@router.get("/copy/leaders/{portfolio_id}/terms", response_model=LeaderTermsRead)
+async def own_terms(portfolio_id: Id, principal: Caller, ctx: Ctx) -> LeaderTermsRead:
+    """My portfolio's copy terms, as `PUT /v1/copy/leaders/{portfolio_id}` answers them: its
+    profit share, its live copies (`followers`) and `payout_portfolio_id`, the one of my
+    portfolios that receives the shares from the next settlement on (the copied portfolio itself
+    until I choose another, and again if the chosen one is deleted). Any of my portfolios,
+    public or private; another user's (or a deleted) portfolio: `404 portfolio_not_found`;
+    signed out: `401 unauthenticated`."""
+    async with ctx.db.reader() as session:
+        pct, receiver = await service.own_terms(session, principal, portfolio_id)
+        return LeaderTermsRead(
+            portfolio_id=portfolio_id,
+            profit_share_pct=pct,
+            followers=await service.followers(session, portfolio_id),
+            payout_portfolio_id=receiver,
         )

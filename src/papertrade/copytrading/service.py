@@ -248,20 +248,23 @@ async def end(
     return await settle(uow, relation, reason, market=market)
 
 
-async def payout_portfolio_id(session: AsyncSession, relation: CopyRelation) -> int:
-    """The leader's portfolio that receives this relation's profit shares: the one the leader
-    chose (while it is still theirs and not deleted), else the copied portfolio itself."""
-    terms = await session.get(CopyLeader, relation.leader_portfolio_id)
+async def receiver_of(
+    session: AsyncSession, terms: CopyLeader | None, leader_portfolio_id: int, leader_user_id: int
+) -> int:
+    """The portfolio that receives `leader_portfolio_id`'s profit shares under `terms`: the one
+    the leader chose (while it is still theirs and not deleted), else the copied one itself."""
     chosen = terms.payout_portfolio_id if terms is not None else None
     if chosen is not None:
         target = await session.get(Portfolio, chosen)
-        if (
-            target is not None
-            and target.deleted_at is None
-            and target.user_id == relation.leader_user_id
-        ):
+        if target is not None and target.deleted_at is None and target.user_id == leader_user_id:
             return target.id
-    return relation.leader_portfolio_id
+    return leader_portfolio_id
+
+
+async def payout_portfolio_id(session: AsyncSession, relation: CopyRelation) -> int:
+    """The leader's portfolio that receives this relation's profit shares (receiver_of)."""
+    terms = await session.get(CopyLeader, relation.leader_portfolio_id)
+    return await receiver_of(session, terms, relation.leader_portfolio_id, relation.leader_user_id)
 
 
 async def settle(
@@ -377,6 +380,17 @@ async def set_terms(
         )
     terms.updated_at = uow.now()
     return terms
+
+
+async def own_terms(
+    session: AsyncSession, principal: Principal, portfolio_id: int
+) -> tuple[Decimal, int]:
+    """My portfolio's profit share and the portfolio that would receive its next shares (what
+    the next settlement uses); anyone else's (or a deleted) portfolio is a 404."""
+    portfolio = await portfolios.get_owned(session, principal, portfolio_id)
+    terms = await session.get(CopyLeader, portfolio_id)
+    pct = terms.profit_share_pct if terms is not None else DEFAULT_SHARE_PCT
+    return pct, await receiver_of(session, terms, portfolio_id, portfolio.user_id)
 
 
 async def followers(session: AsyncSession, portfolio_id: int) -> int:

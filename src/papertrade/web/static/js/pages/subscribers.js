@@ -1,5 +1,6 @@
 // The author's subscriber panel: GET /v1/portfolios/{id}/subscribers (owner only), the paid
-// tier's price and the copy profit share. docs/subscriptions.md, docs/social.md.
+// tier's price, the copy profit share and the portfolio that receives the profit shares
+// (GET /v1/copy/leaders/{id}/terms, owner only). docs/subscriptions.md, docs/social.md.
 
 import { api, get } from '../api.js';
 import { fillTable, h, td, $ } from '../dom.js';
@@ -8,16 +9,46 @@ import { every, liveStatus } from '../live.js';
 import { onSubmit, toast } from '../ui.js';
 
 let portfolios = [];
+// The receiving portfolio picked but not saved yet: a poll does not undo the pick.
+let payoutPicked = false;
 
 const selected = () => Number($('#panel-portfolio').value);
+const named = (id) => {
+  const p = portfolios.find((q) => q.id === id);
+  return p ? `${p.name} (${p.code})` : `portfolio ${id}`;
+};
+
+/** The receiving-portfolio choice: every portfolio of mine, the current receiver selected
+ * (unless one is picked and not saved yet). The options are rebuilt only when they change, so
+ * a poll does not close the list under the pointer. */
+function showPayout(terms) {
+  const select = $('#payout-select');
+  const id = selected();
+  const labels = portfolios.map((p) => [String(p.id),
+    p.id === id ? `${p.name} (${p.code}), this portfolio` : `${p.name} (${p.code})`]);
+  const picked = select.value;
+  if (JSON.stringify(labels) !== select.dataset.labels) {
+    select.replaceChildren(...labels.map(([value, text]) => h('option', { value }, text)));
+    select.dataset.labels = JSON.stringify(labels);
+  }
+  select.value = payoutPicked && labels.some(([value]) => value === picked)
+    ? picked : String(terms.payout_portfolio_id);
+  const now = `Now: ${named(terms.payout_portfolio_id)}.`;
+  if ($('#payout-current').textContent !== now) $('#payout-current').textContent = now;
+}
 
 async function load() {
   const id = selected();
   if (!id) return;
-  const [panel, leader] = await Promise.all([
+  const [panel, leader, terms] = await Promise.all([
     get(`/v1/portfolios/${id}/subscribers`),
     get(`/v1/copy/leaders/${id}`, { on401: 'throw' }).catch(() => null),
+    get(`/v1/copy/leaders/${id}/terms`),
   ]);
+  if (!portfolios.some((p) => p.id === terms.payout_portfolio_id)) {
+    portfolios = await get('/v1/portfolios/my'); // made since the page loaded
+  }
+  showPayout(terms);
   const c = panel.counts;
   $('#panel-active').textContent = String(c.active);
   $('#panel-paid').textContent = String(c.paid);
@@ -69,6 +100,34 @@ onSubmit($('#share-form'), async (data) => {
   await poll.now();
 });
 
+$('#payout-select').addEventListener('change', () => {
+  payoutPicked = true;
+});
+
+onSubmit($('#payout-form'), async (data) => {
+  const chosen = Number(data.get('payout_portfolio_id'));
+  if (!chosen) throw new Error('Choose the portfolio that receives the profit shares.');
+  const id = selected();
+  let terms;
+  try {
+    terms = await api('PUT', `/v1/copy/leaders/${id}`, { payout_portfolio_id: chosen });
+  } catch (error) {
+    if (error.code !== 'portfolio_not_found') throw error;
+    // One of the two is no longer mine (deleted, perhaps in another tab): say which.
+    const [leaderName, chosenName] = [named(id), named(chosen)];
+    portfolios = await get('/v1/portfolios/my');
+    if (!portfolios.some((p) => p.id === id)) {
+      throw new Error(`${leaderName} no longer exists (deleted, perhaps in another tab). Nothing was saved: reload the page.`);
+    }
+    payoutPicked = false;
+    await poll.now();
+    throw new Error(`${chosenName} no longer exists (deleted, perhaps in another tab), so it cannot receive profit shares. Nothing was saved: choose another portfolio.`);
+  }
+  payoutPicked = false;
+  showPayout(terms);
+  toast(`Profit shares of ${named(id)} now go to ${named(terms.payout_portfolio_id)}, from the next settlement on.`, 'success');
+});
+
 async function start() {
   status.socket(false);
   portfolios = await get('/v1/portfolios/my');
@@ -78,6 +137,7 @@ async function start() {
   const wanted = new URLSearchParams(location.search).get('portfolio');
   if (wanted && portfolios.some((p) => String(p.id) === wanted)) $('#panel-portfolio').value = wanted;
   $('#panel-portfolio').addEventListener('change', () => {
+    payoutPicked = false;
     history.replaceState(null, '', `?portfolio=${selected()}`);
     poll.now();
   });
