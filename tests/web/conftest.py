@@ -221,6 +221,19 @@ async def call(page: Page, method: str, path: str, body: dict[str, Any] | None =
     return json.loads(text)
 
 
+async def listening(web: WebApp, topic: str) -> None:
+    """Until some page's socket has subscribed to `topic` on the server (e.g. "orders:12", one
+    of the four channels a page's "portfolio:12" names): a page that shows its data has read it,
+    but its subscription may still be on its way, and what happens before it arrives is only in
+    the next read, never pushed."""
+    hub = web.app.state.realtime.hub
+    for _ in range(400):
+        if hub.has(topic):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no page subscribed to {topic} within 20 s")
+
+
 @pytest.fixture
 def steps(page: Page, request: pytest.FixtureRequest) -> Steps:
     return Steps(page, request.node.name)

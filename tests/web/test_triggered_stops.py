@@ -6,7 +6,7 @@ from playwright.async_api import Page, expect
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, call, listening, sign_up_in_browser
 
 
 async def test_a_fired_stop_loss_says_so_everywhere(page: Page, web: WebApp, steps: Steps) -> None:
@@ -21,6 +21,7 @@ async def test_a_fired_stop_loss_says_so_everywhere(page: Page, web: WebApp, ste
         await call(page, "POST", f"/v1/portfolios/{pid}/positions/DOGEUSDT/tpsl", tpsl)
         await page.goto(f"/app/portfolios/{pid}")
         await expect(page.locator('#positions-table tr[data-symbol="DOGEUSDT"]')).to_have_count(1)
+        await listening(web, f"orders:{pid}")  # the toast is pushed, not read
 
     async with steps("the mark falls through the stop: a notice says the stop-loss sold"):
         await set_price(web.app, "DOGEUSDT", "0.0895")
