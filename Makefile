@@ -61,7 +61,15 @@ test-sqlite: setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.install
 test-postgres: setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.installed ## the same suite on PostgreSQL ($(PG_TEST_URL))
 	PAPERTRADE_TEST_POSTGRES_URL=$(PG_TEST_URL) $(BIN)/pytest $(PYTEST_ARGS)
 
-test: lint types test-sqlite test-postgres ## everything CI runs: lint, types, tests on SQLite and PostgreSQL
+TEST_DEPS := setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.installed
+
+# The installs side by side, then lint; then types and the two halves side by side: most of a
+# half's time is waiting (services starting, sockets, browsers), not CPU, so the other half fills
+# it. Each half's output is printed whole when it ends (--output-sync).
+test: ## everything CI runs: lint, types, tests on SQLite and PostgreSQL
+	$(MAKE) --no-print-directory -j4 $(TEST_DEPS)
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory -j3 --output-sync=target types test-sqlite test-postgres
 
 bench: setup ## run the benchmarks and print their tables (see BENCHMARKS.md)
 	$(BIN)/python bench/run_all.py
