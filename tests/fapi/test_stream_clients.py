@@ -1,7 +1,8 @@
 """The other WebSocket clients of issue 35, unmodified, against the live server's streams:
 python-binance 1.0.37 (futures user socket, multiplex socket), binance-futures-connector 4.2.0
-(UMFuturesWebsocketClient: legacy /ws and SUBSCRIBE) and ccxt.pro's watch_my_trades,
-watch_positions, watch_ohlcv and watch_order_book. The npm client is in test_node_client.py."""
+(UMFuturesWebsocketClient: legacy /ws and SUBSCRIBE) and ccxt.pro's market watchers
+(watch_ticker, watch_ohlcv and watch_order_book for a minute). ccxt.pro's user watchers are in
+test_stream_lifecycle.py, the npm client in test_node_client.py."""
 
 import asyncio
 import itertools
@@ -12,8 +13,8 @@ import time
 import warnings
 from typing import Any
 
-import ccxt.pro
 import pytest
+from ccxt.base.errors import ChecksumError
 from fastapi import FastAPI
 
 with warnings.catch_warnings():  # python-binance imports deprecated websockets APIs
@@ -24,9 +25,8 @@ with warnings.catch_warnings():  # python-binance imports deprecated websockets 
         UMFuturesWebsocketClient,
     )
 
-from tests.fapi.clients import ccxt_config
 from tests.fapi.helpers import Bot
-from tests.fapi.test_streams import SYMBOL, live_bot, ws_base
+from tests.fapi.test_streams import SYMBOL, ccxt_pro, live_bot, ws_base
 from tests.trading_api.helpers import set_price
 
 __all__ = ["live_bot"]  # the fixture, shared with test_streams.py
@@ -160,47 +160,22 @@ async def test_binance_futures_connector_websocket_client(
 # -- ccxt.pro ----------------------------------------------------------------------------------
 
 
-def ccxt_pro(live_url: str, bot: Bot) -> Any:
-    config = ccxt_config(live_url, bot.api_key, bot.api_secret)
-    config["urls"]["api"]["ws"] = {"linear": ws_base(live_url) + "/ws"}
-    return ccxt.pro.binanceusdm(config)
-
-
-async def test_ccxt_pro_watch_my_trades_and_positions(
-    app: FastAPI, live_bot: Bot, live_url: str
-) -> None:
-    bot = live_bot
-    await set_price(app, "BTCUSDT", "60000")
-    exchange = ccxt_pro(live_url, bot)
-    try:
-        await exchange.load_markets()
-        # ccxt's first watch_positions answers with its REST snapshot (no position yet)
-        assert await asyncio.wait_for(exchange.watch_positions([SYMBOL]), 10) == []
-        trades = asyncio.create_task(exchange.watch_my_trades(SYMBOL))
-        held = asyncio.create_task(exchange.watch_positions([SYMBOL]))
-        await asyncio.sleep(0.5)
-        placed = await exchange.create_order(SYMBOL, "market", "buy", 0.01)
-        (trade,) = await asyncio.wait_for(trades, 10)
-        assert (trade["symbol"], trade["side"], trade["order"]) == (SYMBOL, "buy", placed["id"])
-        assert (trade["amount"], trade["price"]) == (0.01, 60000)
-        listed = {t["id"]: t for t in await exchange.fetch_my_trades(SYMBOL)}
-        assert trade["id"] in listed  # the fill's id, as GET /fapi/v1/userTrades gives it
-        (position,) = await asyncio.wait_for(held, 10)
-        assert (position["symbol"], position["side"]) == (SYMBOL, "long")
-        assert (position["contracts"], position["entryPrice"]) == (0.01, 60000)
-    finally:
-        await exchange.close()
+MINUTE_S = 60.0  # the issue's "run for a minute"
+LONGEST_GAP_S = 5.0  # each stream is sent every second or faster: a few seconds is a stall
 
 
 @pytest.mark.slow
-async def test_ccxt_pro_watch_ohlcv_and_order_book_without_a_resync(
+async def test_ccxt_pro_watch_ticker_ohlcv_and_order_book_for_a_minute_without_a_resync(
     app: FastAPI, live_url: str, live_bot: Bot
 ) -> None:
-    """Twenty seconds rather than the issue's minute: the simulated feed ticks every 100 ms
-    (sim_tick_ms), so that is some 200 depth diffs (the mark moved every half second) and 20
-    candle updates; any gap in the U/u/pu chain would make ccxt raise ChecksumError and start
-    over from a new snapshot, which the count of REST snapshots would show."""
+    """watch_ticker (btcusdt@miniTicker, every second), watch_ohlcv (btcusdt@kline_1m, every
+    second) and watch_order_book (btcusdt@depth@100ms on a REST snapshot, a diff with every
+    quote: the simulated feed ticks every 100 ms and the mark moves every half second) run at
+    once for a minute, as a bot runs them. ccxt's book resyncs on any gap in the U/u/pu chain:
+    it raises ChecksumError to the watcher and starts over from a new REST snapshot. Neither
+    may happen, and each watcher keeps yielding through the whole minute."""
     exchange = ccxt_pro(live_url, live_bot)
+    mover: asyncio.Task[None] | None = None
     try:
         await exchange.load_markets()
         snapshots = 0
@@ -219,24 +194,59 @@ async def test_ccxt_pro_watch_ohlcv_and_order_book_without_a_resync(
                 await asyncio.sleep(0.5)
 
         mover = asyncio.create_task(move())
-        updates = candles = 0
+        resyncs: list[Exception] = []
         nonces: list[int] = []
         best_bids: set[float] = set()
-        end = time.monotonic() + 20
-        while time.monotonic() < end:
-            book = await asyncio.wait_for(exchange.watch_order_book(SYMBOL), 10)
-            updates += 1
+
+        def book_ok(book: Any) -> None:
             nonces.append(book["nonce"])
             best_bids.add(book["bids"][0][0])
             assert book["bids"][0][0] < book["asks"][0][0]
             assert len(book["bids"]) == len(book["asks"]) == 1000
-            if updates % 10 == 1:
-                ohlcv = await asyncio.wait_for(exchange.watch_ohlcv(SYMBOL, "1m"), 10)
-                candles += 1
-                assert ohlcv[-1][4] > 0
-        assert snapshots == 1, f"the order book was resynced {snapshots - 1} times"
-        assert nonces == sorted(nonces) and updates >= 50 and candles >= 5
+
+        def ticker_ok(ticker: Any) -> None:
+            assert ticker["symbol"] == SYMBOL and ticker["last"] > 0
+
+        def ohlcv_ok(candles: Any) -> None:
+            assert candles and all(c[4] > 0 for c in candles)
+
+        window: list[float] = []  # the minute's start and end, once every watcher has yielded
+        yielded: set[Any] = set()
+
+        async def keep(watch: Any, check: Any) -> list[float]:
+            """Call the watcher again and again until the minute is over; the moments it
+            yielded."""
+            moments: list[float] = []
+            while not window or time.monotonic() < window[1]:
+                try:
+                    value = await asyncio.wait_for(watch(), 10)
+                except ChecksumError as exc:  # the book dropped: ccxt starts it over
+                    resyncs.append(exc)
+                    continue
+                check(value)
+                moments.append(time.monotonic())
+                yielded.add(watch)
+                if len(yielded) == 3 and not window:
+                    window.extend([time.monotonic(), time.monotonic() + MINUTE_S])
+            return moments
+
+        async with asyncio.TaskGroup() as watching:  # one failing ends the others
+            tickers = watching.create_task(keep(lambda: exchange.watch_ticker(SYMBOL), ticker_ok))
+            candles = watching.create_task(
+                keep(lambda: exchange.watch_ohlcv(SYMBOL, "1m"), ohlcv_ok)
+            )
+            books = watching.create_task(keep(lambda: exchange.watch_order_book(SYMBOL), book_ok))
+        ticker, ohlcv, book = tickers.result(), candles.result(), books.result()
+        assert not resyncs, f"the order book was resynced: {resyncs}"
+        assert snapshots == 1, f"the order book was fetched {snapshots} times"
+        assert nonces == sorted(nonces)
         assert len(best_bids) >= 5  # it followed the moving mark
+        begin, end = window
+        for name, moments in (("ticker", ticker), ("ohlcv", ohlcv), ("order book", book)):
+            inside = [begin] + [m for m in moments if begin < m < end] + [end]
+            gaps = [b - a for a, b in itertools.pairwise(inside)]
+            assert max(gaps) <= LONGEST_GAP_S, (name, max(gaps), len(moments))
     finally:
-        mover.cancel()
+        if mover is not None:
+            mover.cancel()
         await exchange.close()

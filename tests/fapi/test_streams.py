@@ -31,6 +31,13 @@ def ws_base(live_url: str) -> str:
     return "ws://" + live_url.removeprefix("http://")
 
 
+def ccxt_pro(live_url: str, bot: Bot) -> Any:
+    """ccxt.pro's binanceusdm on the live server, as docs/fapi-ws.md configures it."""
+    config = ccxt_config(live_url, bot.api_key, bot.api_secret)
+    config["urls"]["api"]["ws"] = {"linear": ws_base(live_url) + "/ws"}
+    return ccxt.pro.binanceusdm(config)
+
+
 @asynccontextmanager
 async def opened(url: str) -> AsyncIterator[ClientConnection]:
     async with connect(url, open_timeout=5, close_timeout=1) as ws:
