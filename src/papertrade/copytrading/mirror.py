@@ -446,11 +446,17 @@ def _use_leverage(
         return
     position = state.positions.get(instrument.symbol)
     if position is None:
+        # Without a row the symbol stood at the default leverage (as GET positionRisk shows it).
+        before = min(venue.default_leverage, instrument.max_leverage)
         position = position_service.flat_position(portfolio_id, instrument, leverage)
         work.session.add(position)
         state.positions[instrument.symbol] = position
     elif position.quantity == ZERO:
-        position.leverage = leverage
+        before, position.leverage = position.leverage, leverage
+    else:
+        return
+    if position.leverage != before:  # announced as any other surface's change is
+        position_service.leverage_changed(work, portfolio_id, instrument.symbol, position.leverage)
 
 
 def _reason(leg: Leg, refused: PapertradeError | TradingRuleError) -> str:
