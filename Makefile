@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FREQTRADE_VENV := .venv-freqtrade
 PYTHON ?= python3
 PG_TEST_URL ?= postgresql+asyncpg://postgres@127.0.0.1:5432/test
-PYTEST_ARGS ?= -n 3 --dist worksteal
+PYTEST_ARGS ?= -n 2
 
 .PHONY: help setup run test test-sqlite test-postgres lint fmt types bench screenshots clean
 
