@@ -7,12 +7,17 @@ stream protocol on Binance's routed paths only (`/market/stream?streams=...` for
 since 2026-04-23, the unrouted root (`/stream?streams=...`, `/ws/...`) accepts the connection and
 then stays silent. The test steers
 it: push marks or last prices, drop every connection, stall (accept but stay silent), send garbage
-frames, make REST paths fail with a status code.
+frames, make REST paths fail with a status code, cut REST requests off unanswered.
+
+Like any HTTP server (uvicorn's default, 5 s) it closes a kept-alive REST connection after it
+stayed idle a while; a client may send a request on it at that very moment. cut() reproduces
+that moment on demand, where waiting for the idle timeout would only race it.
 """
 
 import asyncio
 import contextlib
 import socket
+import struct
 import time
 from decimal import Decimal
 from typing import Any
@@ -87,6 +92,9 @@ class FakeBinanceUpstream:
         self.funding_rate = Decimal("0.00010000")
         self.auto_push_ms = auto_push_ms
         self.failures: dict[str, int] = {}  # REST path -> HTTP status to answer
+        self._cuts: list[tuple[bool, bool]] = []  # (reset, kept-alive only) for the next cuts
+        self.cut_requests: list[str] = []  # REST paths of the requests cut off unanswered
+        self._served: set[object] = set()  # uvicorn protocols (connections) that answered once
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.stalled = False
         self.connect_count = 0
@@ -195,8 +203,20 @@ class FakeBinanceUpstream:
         self.failures[path] = status
 
     def heal(self) -> None:
-        """Stop failing REST paths."""
+        """Stop failing REST paths and cutting requests."""
         self.failures.clear()
+        self._cuts.clear()
+
+    def cut(self, count: int = 1, *, reset: bool = True, kept_alive_only: bool = True) -> None:
+        """Close the connection of each of the next `count` REST requests instead of answering,
+        as a server closing an idle kept-alive connection just as the request arrives on it.
+
+        `reset`: with a TCP RST (the client reads ECONNRESET: what a socket closed with the
+        request unread sends), else with a FIN (the client reads the end of the stream where
+        the response should be). `kept_alive_only`: only requests on a connection that already
+        answered one are cut (a new connection's request is answered), else every request.
+        """
+        self._cuts.extend([(reset, kept_alive_only)] * count)
 
     async def wait_for_connections(self, count: int = 1, within: float = 5.0) -> None:
         """Wait until `count` connections were accepted in total and one is open."""
@@ -254,6 +274,8 @@ class FakeBinanceUpstream:
         async def endpoint(request: Request) -> Response:
             params = dict(request.query_params)
             self.requests.append((request.url.path, params))
+            if await self._cut_off(request):
+                return Response(status_code=500)  # not sent: the connection is gone
             status = self.failures.get(request.url.path)
             if status is not None:
                 body = {"code": -1000, "msg": "An unknown error occurred while processing."}
@@ -264,6 +286,33 @@ class FakeBinanceUpstream:
             return JSONResponse(handler(params))
 
         return endpoint
+
+    async def _cut_off(self, request: Request) -> bool:
+        """Cut this request's connection if cut() asked for it; True when it was cut."""
+        assert self._http is not None
+        peer = (request.client.host, request.client.port) if request.client else None
+        # uvicorn's HTTP protocol objects, one a connection (the WebSocket kinds have no client)
+        found = [c for c in self._http.server_state.connections if getattr(c, "client", 0) == peer]
+        if len(found) != 1:
+            return False
+        connection: Any = found[0]
+        kept_alive = connection in self._served
+        self._served.add(connection)
+        if not self._cuts or (self._cuts[0][1] and not kept_alive):
+            return False
+        reset, _ = self._cuts.pop(0)
+        self.cut_requests.append(request.url.path)
+        transport = connection.transport
+        if reset:  # SO_LINGER 0: close() sends RST, not FIN
+            linger = struct.pack("ii", 1, 0)
+            transport.get_extra_info("socket").setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, linger
+            )
+            transport.abort()
+        else:
+            transport.close()
+        await asyncio.sleep(0)  # the connection is lost (uvicorn then sends nothing)
+        return True
 
     def _ping(self, params: dict[str, str]) -> Any:
         return {}

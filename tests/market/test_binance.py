@@ -161,6 +161,30 @@ async def test_rest_failures_are_clear_errors(binance_upstream: FakeBinanceUpstr
             await feed.klines("BTCUSDT", "2m")
 
 
+@pytest.mark.parametrize("reset", [True, False], ids=["rst", "fin"])
+async def test_a_kept_alive_connection_closed_under_a_request_is_retried_once(
+    binance_upstream: FakeBinanceUpstream, reset: bool
+) -> None:
+    """Any server closes a kept-alive connection after it stayed idle; a request sent on it at
+    that moment meets the close (a reset or the end of the stream, whichever reaches the client
+    first). That is no outage: the feed sends the GET once more, on a new connection."""
+    async with running(binance_upstream) as feed:  # exchangeInfo and premiumIndex: kept alive
+        binance_upstream.cut(reset=reset)
+        rows = await feed.klines("BTCUSDT", "1m", limit=10)
+        assert len(rows) == 10
+        assert binance_upstream.cut_requests == ["/fapi/v1/klines"]  # the first try was cut
+        klines = [p for p, _ in binance_upstream.requests if p == "/fapi/v1/klines"]
+        assert klines == ["/fapi/v1/klines"] * 2
+
+        # Only once: a second failure in a row is an outage, reported as one.
+        binance_upstream.cut(2, reset=reset, kept_alive_only=False)
+        expected = "ReadError" if reset else "RemoteProtocolError"
+        with pytest.raises(UpstreamError, match=rf"ticker/24hr unreachable: {expected}"):
+            await feed.ticker_24h("BTCUSDT")
+        assert binance_upstream.cut_requests[1:] == ["/fapi/v1/ticker/24hr"] * 2
+        assert (await feed.ticker_24h("BTCUSDT")).last_price == binance_upstream.marks["BTCUSDT"]
+
+
 async def test_history_endpoints_are_parsed_and_cached(
     binance_upstream: FakeBinanceUpstream,
 ) -> None:

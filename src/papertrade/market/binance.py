@@ -46,6 +46,13 @@ PUBLIC_STREAM_MARKERS = ("@depth", "@bookticker", "!bookticker")
 DEFAULT_SILENT_AFTER_MS = 5000
 _CACHE_SIZE = 256
 _HISTORY_TTL_MS = 600_000  # a window that ended in the past does not change
+# Failures of the connection itself, which a second try on a new connection may not meet: above
+# all a kept-alive connection that the server closed for idleness just as a request went out on
+# it (the request meets the server's RST or FIN: ReadError, WriteError, or RemoteProtocolError
+# "Server disconnected without sending a response"), which no check before sending can rule out.
+# Every REST call here is an idempotent GET, so it is sent once more. Timeouts are not retried:
+# that would double a wait that already lasted request_timeout_s.
+_RETRIED_ONCE = (httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
 
 
 def rest_base(url: str) -> str:
@@ -344,7 +351,11 @@ class BinanceFeed:
         if self._client is None:
             raise UpstreamError("the Binance feed is not started", endpoint=path)
         try:
-            response = await self._client.get(path, params=params)
+            try:
+                response = await self._client.get(path, params=params)
+            except _RETRIED_ONCE as exc:  # the broken connection has left the pool
+                logger.info("Binance %s: %s: %s; trying once more", path, type(exc).__name__, exc)
+                response = await self._client.get(path, params=params)
         except httpx.HTTPError as exc:
             raise UpstreamError(
                 f"Binance {path} unreachable: {type(exc).__name__}: {exc}", endpoint=path
