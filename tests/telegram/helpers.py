@@ -8,10 +8,11 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from papertrade.config import Settings
-from papertrade.models import TelegramUpdate
+from papertrade.models import TelegramMessage, TelegramUpdate
+from papertrade.tg.text import split
 from tests.conftest import client_for, running_app
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, fake_telegram
 
@@ -72,6 +73,51 @@ async def processed(app: FastAPI, update_id: int, within: float = 10) -> str:
         if row is not None and row.processed_at is not None:
             return str(row.outcome)
         assert asyncio.get_running_loop().time() < deadline, "the update was not processed"
+        await asyncio.sleep(0.05)
+
+
+async def queued_mark(app: FastAPI, chat_id: int) -> int:
+    """The id of the last message queued for `chat_id` so far, sent or not (0: none yet)."""
+    async with app.state.ctx.db.reader() as session:
+        last = await session.scalar(
+            select(func.max(TelegramMessage.id)).where(TelegramMessage.chat_id == chat_id)
+        )
+    return int(last or 0)
+
+
+async def reply_after(
+    app: FastAPI, fake: FakeTelegram, chat_id: int, mark: int, within: float = 15
+) -> str:
+    """The bot's answer in `chat_id` to the one update of that chat processed since `mark` (a
+    queued_mark taken before it was sent), once Telegram received it.
+
+    The answer is the message queued with the update's outcome (tg/updates.finish), without a
+    notification id; a notification to the chat carries the id of its inbox row (every kind goes
+    to the inbox unless the user turned it off). Counting what Telegram received instead would
+    race the sender: a message queued before the mark (the link's confirmation) may still be on
+    its way, and a notification may be queued before the answer.
+    """
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        async with app.state.ctx.db.reader() as session:
+            row = (
+                await session.execute(
+                    select(TelegramMessage.text, TelegramMessage.status)
+                    .where(
+                        TelegramMessage.chat_id == chat_id,
+                        TelegramMessage.id > mark,
+                        TelegramMessage.notification_id.is_(None),
+                    )
+                    .order_by(TelegramMessage.id)
+                    .limit(1)
+                )
+            ).first()
+        if row is not None and row.status == "sent":  # marked after Telegram answered
+            received = fake.to(chat_id)
+            assert all(piece in received for piece in split(row.text)), (row.text, received)
+            return str(row.text)
+        assert row is None or row.status in ("pending", "sending"), (row.status, row.text)
+        assert asyncio.get_running_loop().time() < deadline, "the bot did not answer"
         await asyncio.sleep(0.05)
 
 

@@ -15,7 +15,15 @@ from tests.conftest import User, sign_up
 from tests.fakes.telegram_api import FakeTelegram
 from tests.foundation.helpers import hold_the_window
 from tests.notifications.helpers import wait_for_inbox
-from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
+from tests.telegram.helpers import (
+    link_code,
+    message_update,
+    processed,
+    queued_mark,
+    reply_after,
+    send_update,
+    telegram_app,
+)
 from tests.trading_api.helpers import positions, set_price
 
 BLOCK = cornix_block(
@@ -46,18 +54,14 @@ async def _bound(app: FastAPI, fake: FakeTelegram, tg_user: int) -> tuple[User, 
 
 
 async def _post(app: FastAPI, fake: FakeTelegram, tg_user: int, text: str, **kw: Any) -> str:
-    """Post a message as the user; the bot's reply (notifications, in bold, skipped)."""
-    before = len(fake.to(tg_user))
+    """Post a message as the user; the bot's reply to it (not a notification, nor an earlier
+    reply still on its way, such as the link's confirmation)."""
+    mark = await queued_mark(app, tg_user)
     update = message_update(text, tg_user=tg_user)
     update["message"]["date"] = kw.get("date", int(time.time()))
     await send_update(app, update)
     await processed(app, update["update_id"])
-    for _ in range(200):
-        replies = [t for t in fake.to(tg_user)[before:] if not t.startswith("<b>")]
-        if replies:
-            return replies[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError("the bot did not answer")
+    return await reply_after(app, fake, tg_user, mark)
 
 
 async def _sent_starting(fake: FakeTelegram, chat_id: int, prefix: str, within: float = 10) -> str:
