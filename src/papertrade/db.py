@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -48,6 +49,11 @@ NAMING = {
 }
 
 
+# How long a statement waits for SQLite's write lock (another unit of work's, here or in another
+# process) before it fails with "database is locked", answered 503 (faults/outage.py).
+SQLITE_BUSY_TIMEOUT_S = 30.0
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
@@ -62,7 +68,10 @@ class Database:
         # (on aiosqlite, a new thread) and closes it again.
         kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": max_overflow}
         if self.is_sqlite:
-            kwargs["connect_args"] = {"timeout": 30}
+            kwargs["connect_args"] = {
+                "timeout": SQLITE_BUSY_TIMEOUT_S,
+                "factory": SQLiteConnection,
+            }
         self.engine: AsyncEngine = create_async_engine(url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
@@ -154,7 +163,11 @@ class Database:
             # is a property of the connection).
             self._writer_engine = create_engine(
                 make_url(self.url).set(drivername="sqlite"),
-                connect_args={"timeout": 30, "check_same_thread": False},
+                connect_args={
+                    "timeout": SQLITE_BUSY_TIMEOUT_S,
+                    "check_same_thread": False,
+                    "factory": SQLiteConnection,
+                },
                 pool_size=1,
                 max_overflow=0,
             )
@@ -284,12 +297,31 @@ def _ping_when_in_doubt(engine: Engine, outages: OutageLog) -> None:
 _USED_AT = "papertrade_used_at"
 
 
+class SQLiteConnection(sqlite3.Connection):
+    """Every SQLite connection of the service: it ends its transaction before it closes.
+
+    SQLAlchemy closes a connection whose statement was cut off (its unit of work's task
+    cancelled mid-statement: an app stopping its background work, a cancelled request or job).
+    A statement with rows left unread (a write's RETURNING, as the ORM's inserts have, or a
+    read) keeps a closed connection alive until Python frees its cursor, and SQLite ends the
+    transaction only then: until the garbage collector ran, the connection held SQLite's write
+    lock, and every other write waited out the busy timeout and failed with "database is
+    locked". Rolled back first, the lock goes with the close (the rollback aborts the statement).
+    """
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):  # closed already, or the rollback failed
+            if self.in_transaction:
+                self.rollback()
+        super().close()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute(f"PRAGMA busy_timeout={round(SQLITE_BUSY_TIMEOUT_S * 1000)}")
     cursor.close()
 
 

@@ -25,6 +25,10 @@ OUTCOME_UNKNOWN = (
     "executed is unknown. Once the service is back, look the order up by its client order id "
     "(placing it again with the same client order id is refused if it was executed)."
 )
+BUSY = (
+    "The database stayed busy with other writes; this request was not executed. Retry in a few "
+    "seconds."
+)
 STORAGE_FULL = (
     "The server's storage is full; this request was not executed. Retry once space is freed."
 )
@@ -67,6 +71,18 @@ def is_storage_full(exc: BaseException) -> bool:
     return isinstance(original, sqlite3.OperationalError) and "disk is full" in str(original)
 
 
+def is_busy(exc: BaseException) -> bool:
+    """SQLite's write lock stayed taken past the busy timeout (db.SQLITE_BUSY_TIMEOUT_S): the
+    statement did nothing, and its unit of work is rolled back."""
+    original = exc.orig if isinstance(exc, DBAPIError) else exc
+    if not isinstance(original, sqlite3.OperationalError):
+        return False
+    code = getattr(original, "sqlite_errorcode", None)
+    if code is not None:
+        return int(code) & 0xFF == sqlite3.SQLITE_BUSY  # extended codes: SQLITE_BUSY_SNAPSHOT…
+    return "database is locked" in str(original)
+
+
 def is_outage(exc: BaseException) -> bool:
     """The database (not the request) failed: unreachable, restarting, or the connection broke."""
     if isinstance(exc, DatabaseUnavailable):
@@ -107,6 +123,8 @@ def as_unavailable(exc: BaseException) -> PapertradeError | None:
         return StorageFull()
     if is_outage(exc):
         return DatabaseUnavailable()
+    if is_busy(exc):
+        return DatabaseUnavailable(BUSY)
     return None
 
 
@@ -161,7 +179,7 @@ def _describe(exc: BaseException) -> str:
 def log_failure(logger: logging.Logger, what: str, exc: BaseException, outages: OutageLog) -> None:
     """For background loops: a database outage is told once (OutageLog), anything else with
     its traceback."""
-    if is_outage(exc):
+    if is_outage(exc) or is_busy(exc):
         outages.failed(exc)
     else:
         logger.error("%s", what, exc_info=exc)

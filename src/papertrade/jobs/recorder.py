@@ -10,6 +10,7 @@ from taskiq import TaskiqMessage, TaskiqMiddleware, TaskiqResult
 from taskiq.exceptions import NoResultError
 
 from papertrade.db import Database
+from papertrade.faults.outage import log_failure
 from papertrade.kit.time import now_ms
 from papertrade.models import JobRecord
 
@@ -142,7 +143,7 @@ class JobRecorder(TaskiqMiddleware):
             # Only the jobs table: the SQLite order writer keeps its memory (db.unit_of_work).
             async with self.db.unit_of_work(keeps_writer_memory=True) as session:
                 outcome = await session.execute(statement)
-        except Exception:
-            log.exception("recording a job run failed")
+        except Exception as exc:  # the database away or busy: told once (faults/outage.py)
+            log_failure(log, "recording a job run failed", exc, self.db.outages)
             return -1
         return int(getattr(outcome, "rowcount", -1))
