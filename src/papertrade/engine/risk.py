@@ -207,7 +207,7 @@ def _close_at_mark(uow: SyncWork, portfolio: Portfolio, position: Position, mark
         action=Action.CLOSE,
         quantity=quantity,
         mark=mark,
-        client_order_id=f"autoclose-{uow.now()}-{position.id}",  # as Binance names them
+        client_order_id=f"liquidation-{uow.now()}-{position.id}",
         source="liquidation",
         position_side=position.position_side,
     )

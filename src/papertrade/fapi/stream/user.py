@@ -333,11 +333,9 @@ def config_update(symbol: str, leverage: int, time: int, stamp: int) -> dict[str
 
 
 def autoclose_id(client_order_id: str) -> str:
-    """A liquidation order's client order id as Binance spells it, `autoclose-…`: the engine
-    records it so, and liquidations recorded before 2026-11-29 as `liquidation-…`."""
-    if client_order_id.startswith("liquidation-"):
-        return "autoclose-" + client_order_id.removeprefix("liquidation-")
-    return client_order_id
+    """A liquidation order's client order id as Binance spells it, `autoclose-…` (the engine
+    records `liquidation-<time>-<position id>`)."""
+    return "autoclose-" + client_order_id.removeprefix("liquidation-")
 
 
 def expired(key: str) -> dict[str, Any]:
