@@ -446,17 +446,11 @@ def _use_leverage(
         return
     position = state.positions.get(instrument.symbol)
     if position is None:
-        # Without a row the symbol stood at the default leverage (as GET positionRisk shows it).
-        before = min(venue.default_leverage, instrument.max_leverage)
         position = position_service.flat_position(portfolio_id, instrument, leverage)
         work.session.add(position)
         state.positions[instrument.symbol] = position
     elif position.quantity == ZERO:
-        before, position.leverage = position.leverage, leverage
-    else:
-        return
-    if position.leverage != before:  # announced as any other surface's change is
-        position_service.leverage_changed(work, portfolio_id, instrument.symbol, position.leverage)
+        position.leverage = leverage
 
 
 def _reason(leg: Leg, refused: PapertradeError | TradingRuleError) -> str:

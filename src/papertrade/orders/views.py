@@ -18,7 +18,6 @@ def order_event_data(order: AnyOrder) -> dict[str, Any]:
         "type": order.type,
         "action": order.action,
         "position_side": order.position_side,
-        "time_in_force": order.time_in_force,
         "status": order.status,
         "quantity": order.quantity,
         "size_usd": order.size_usd,

@@ -64,7 +64,7 @@ async def set_leverage(
     """Set a symbol's leverage (1 up to the instrument's maximum for the current position)."""
     async with ctx.transaction() as uow:
         instrument, max_notional = await service.set_leverage(
-            uow, Venue.of(ctx), principal, portfolio_id, body.symbol.upper(), body.leverage
+            uow.session, Venue.of(ctx), principal, portfolio_id, body.symbol.upper(), body.leverage
         )
     return LeverageRead(symbol=instrument.symbol, leverage=body.leverage, max_notional=max_notional)
 

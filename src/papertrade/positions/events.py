@@ -32,17 +32,3 @@ class PositionLiquidated(PositionEvent):
 
     type = "position.liquidated"
     durable = True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeverageChanged(PortfolioEvent):
-    """A symbol's leverage was set (on every position side of it), whichever surface set it: the
-    native API, the web app, /fapi, a signal, a strategy or copy trading."""
-
-    type = "position.leverage_changed"
-    symbol: str
-    leverage: int
-
-    @property
-    def data(self) -> Mapping[str, Any]:
-        return {"symbol": self.symbol, "leverage": self.leverage}

@@ -18,7 +18,7 @@ from papertrade.models import ConditionalOrder, Order, Portfolio, Position, Posi
 from papertrade.orders.pricing import Venue
 from papertrade.orders.views import position_event_data
 from papertrade.portfolios import service as portfolio_service
-from papertrade.positions.events import LeverageChanged, PositionChanged
+from papertrade.positions.events import PositionChanged
 from papertrade.trading import margin
 from papertrade.trading.enums import LedgerKind, MarginType, PositionSide
 from papertrade.trading.errors import (
@@ -35,7 +35,7 @@ from papertrade.trading.errors import (
     PositionSideMismatch,
 )
 from papertrade.trading.values import Instrument
-from papertrade.uow import AnyWork, AsyncWork
+from papertrade.uow import AsyncWork
 
 ADD, REDUCE = 1, 2  # Binance's positionMargin types
 
@@ -220,7 +220,7 @@ async def _symbol_rows(
 
 
 async def set_leverage(
-    uow: AsyncWork,
+    session: AsyncSession,
     venue: Venue,
     principal: Principal,
     portfolio_id: int,
@@ -228,13 +228,11 @@ async def set_leverage(
     leverage: int,
 ) -> tuple[Instrument, Decimal]:
     """Set a symbol's leverage; returns the instrument and the largest notional it allows."""
-    session = uow.session
     instrument = venue.instrument(symbol)
     portfolio = await portfolio_service.get_owned(session, principal, portfolio_id, for_update=True)
     rows = await _symbol_rows(session, portfolio, instrument, venue.default_leverage)
     for position in rows:
         change_leverage(
-            uow,
             position,
             instrument,
             leverage,
@@ -244,10 +242,9 @@ async def set_leverage(
 
 
 def change_leverage(
-    work: AnyWork, position: Position, instrument: Instrument, leverage: int, mark: Decimal
+    position: Position, instrument: Instrument, leverage: int, mark: Decimal
 ) -> None:
-    """Set the leverage of a (loaded) position, if its size at `mark` allows it; the unit of
-    work emits it (`position.leverage_changed`, once per symbol)."""
+    """Set the leverage of a (loaded) position, if its size at `mark` allows it."""
     margin.check_leverage(instrument, leverage, abs(position.quantity) * mark)
     if (
         position.margin_type == MarginType.ISOLATED
@@ -260,22 +257,6 @@ def change_leverage(
             f"fall (add margin instead)."
         )
     position.leverage = leverage
-    leverage_changed(work, position.portfolio_id, position.symbol, leverage)
-
-
-def leverage_changed(work: AnyWork, portfolio_id: int, symbol: str, leverage: int) -> None:
-    """Announce a symbol's new leverage, whatever set it (the Binance user data stream's
-    ACCOUNT_CONFIG_UPDATE comes from this event); once per unit of work for the same setting,
-    however many position sides the symbol has."""
-    for earlier in reversed(work.events):
-        if isinstance(earlier, LeverageChanged) and (earlier.portfolio_id, earlier.symbol) == (
-            portfolio_id,
-            symbol,
-        ):
-            if earlier.leverage == leverage:
-                return
-            break
-    work.emit(LeverageChanged(portfolio_id=portfolio_id, symbol=symbol, leverage=leverage))
 
 
 async def _open_order_count(session: AsyncSession, portfolio_id: int, symbol: str | None) -> int:

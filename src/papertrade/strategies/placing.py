@@ -271,7 +271,7 @@ def _plan(
             uow.session.add(held)
             state.positions[instrument.symbol] = held
         if held.leverage != wanted.leverage:
-            position_service.change_leverage(uow, held, instrument, wanted.leverage, mark)
+            position_service.change_leverage(held, instrument, wanted.leverage, mark)
     leverage = held.leverage if held is not None else venue.default_leverage
     price = _on_tick(wanted.limit, instrument) if wanted.limit is not None else None
     reference = price or mark

@@ -124,7 +124,7 @@ async def _run(
                 session, positions, portfolio_id, instrument, venue.default_leverage, side
             )
             if row.leverage != cmd.leverage:
-                position_service.change_leverage(uow, row, instrument, cmd.leverage, mark)
+                position_service.change_leverage(row, instrument, cmd.leverage, mark)
         if row is not None:
             leverage = row.leverage
 

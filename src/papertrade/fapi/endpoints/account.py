@@ -87,8 +87,11 @@ async def change_leverage(call: Call) -> Any:
         raise FapiError(400, -4028, f"Leverage {leverage} is not valid.")
     async with call.ctx.transaction() as uow:
         instrument, max_notional = await position_service.set_leverage(
-            uow, Venue.of(call.ctx), call.principal, call.portfolio_id, symbol, leverage
+            uow.session, Venue.of(call.ctx), call.principal, call.portfolio_id, symbol, leverage
         )
+    streams = getattr(call.request.app.state, "binance_streams", None)
+    if streams is not None:  # ACCOUNT_CONFIG_UPDATE on the user data stream (fapi/stream)
+        await streams.account_config(call.portfolio_id, instrument.symbol, leverage)
     return {
         "leverage": leverage,
         "maxNotionalValue": translate.dec(max_notional),

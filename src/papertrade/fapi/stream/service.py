@@ -1,9 +1,8 @@
 """The Binance-compatible stream service of one process: connections, user data, market data.
 
 User data comes from the native fan-out's batches (ws/portfolio.py), so it reaches every process
-in commit order with or without Redis (leverage changes too: the domain's
-`position.leverage_changed`, whichever surface made them). listenKey closes go through a small
-Redis channel of their own (in process without Redis). Market streams are computed here
+in commit order with or without Redis. Account-config updates and listenKey closes go through a
+small Redis channel of their own (in process without Redis). Market streams are computed here
 from this process's feed, like the native market channels.
 """
 
@@ -22,7 +21,7 @@ from sqlalchemy import select
 from papertrade.context import AppContext
 from papertrade.fapi.stream import market as mk
 from papertrade.fapi.stream.keys import ListenKey, ListenKeys
-from papertrade.fapi.stream.user import UserEvents, Wire, expired
+from papertrade.fapi.stream.user import UserEvents, Wire, config_update, expired
 from papertrade.kit.deployment import namespace
 from papertrade.kit.tasks import cancel_and_wait, cancel_requested
 from papertrade.models import CompatKey, Portfolio
@@ -203,6 +202,10 @@ class BinanceStreams:
                 if wanted[1] is None or event["e"] in wanted[1]:
                     self.send(conn, event, key)
 
+    async def account_config(self, portfolio_id: int, symbol: str, leverage: int) -> None:
+        """ACCOUNT_CONFIG_UPDATE after POST /fapi/v1/leverage, in every process."""
+        await self._relay({"p": portfolio_id, "ev": config_update(symbol, leverage)})
+
     async def key_closed(self, found: ListenKey) -> None:
         """A listenKey was deleted: its streams end in every process."""
         await self._relay({"p": found.portfolio_id, "closed": found.key})
@@ -217,7 +220,10 @@ class BinanceStreams:
         self._on_note(note)
 
     def _on_note(self, note: dict[str, Any]) -> None:
-        if "closed" in note:
+        portfolio_id = int(note["p"])
+        if "ev" in note:
+            self._deliver(portfolio_id, [note["ev"]])
+        elif "closed" in note:
             self.expire({note["closed"]})
 
     async def _listen(self) -> None:

@@ -5,12 +5,7 @@ same order in every process), so the mapping runs in each process that holds a u
 batch becomes, per portfolio: its ORDER_TRADE_UPDATEs (with a TRADE_LITE beside each fill) and
 ALGO_UPDATEs in commit order, except that a triggered conditional's ALGO_UPDATE goes before the
 updates of the order it placed (as on Binance: the trigger, then its order), then one
-ACCOUNT_UPDATE for its position and balance changes. A leverage change (any surface's) is an
-ACCOUNT_CONFIG_UPDATE where the commit made it.
-
-The liquidation engine's orders (source "liquidation") read as Binance's: client order id
-`autoclose-…`, order type LIQUIDATION, time in force IOC, and their fill is execution type
-CALCULATED (not TRADE, so no TRADE_LITE beside it).
+ACCOUNT_UPDATE for its position and balance changes.
 """
 
 from collections import OrderedDict
@@ -42,8 +37,6 @@ ALGO_STATUS = {
     "conditional.rejected": "REJECTED",
 }
 MEMORY = 50_000  # orders whose last fill state is remembered (for l, L, n of the next fill)
-LIQUIDATION_SOURCE = "liquidation"  # orders/origin.py: the engine's liquidation orders
-LEVERAGE_CHANGED = "position.leverage_changed"  # positions/events.py
 
 
 def num(value: object) -> str:
@@ -89,12 +82,6 @@ class UserEvents:
                 traded = traded or EXECUTION[kind] == "TRADE"
             elif kind in ALGO_STATUS:
                 _before_its_order(events, self._algo(kind, time, data))
-            elif kind == LEVERAGE_CHANGED:
-                events.append(
-                    config_update(
-                        str(data["symbol"]), int(data["leverage"]), time, self._stamp(time)
-                    )
-                )
             elif kind.startswith("position."):
                 positions = [p for p in positions if _position_key(p) != _position_key(data)]
                 positions.append(data | {"_liquidated": kind == "position.liquidated"})
@@ -148,16 +135,6 @@ class UserEvents:
             if status in ("FILLED", "CANCELED", "EXPIRED", "REJECTED"):
                 self._orders.pop(order_id, None)
         order_type = str(o.get("type") or "market").upper()
-        client_order_id = str(o.get("client_order_id") or "")
-        # Binance sends the order's own time in force, GTC for a market order.
-        time_in_force = str(o.get("time_in_force") or "GTC")
-        reduce_only = o.get("action") == "close"
-        liquidation = o.get("source") == LIQUIDATION_SOURCE
-        if liquidation:
-            order_type, time_in_force, reduce_only = "LIQUIDATION", "IOC", False
-            client_order_id = autoclose_id(client_order_id)
-            if execution == "TRADE":
-                execution = "CALCULATED"  # Binance's "liquidation execution"
         side = str(o.get("side") or "").upper()
         stamp = self._stamp(time)
         trade_time = int(o.get("updated_at") or time)
@@ -165,10 +142,10 @@ class UserEvents:
         position_side = str(o.get("position_side") or "BOTH")
         body = {
             "s": o["symbol"],
-            "c": client_order_id,
+            "c": o.get("client_order_id") or "",
             "S": side,
             "o": order_type,
-            "f": time_in_force,
+            "f": "GTC",
             "q": num(o.get("quantity")),
             "p": num(o.get("price")),
             "ap": num(avg if not filled_now.is_zero() else 0),
@@ -180,13 +157,13 @@ class UserEvents:
             "z": num(filled_now),
             "L": num(last_price.quantize(Decimal("1e-8")).normalize() if last_qty else 0),
             "N": "USDT",
-            "n": num(fee if execution in ("TRADE", "CALCULATED") else 0),
+            "n": num(fee if execution == "TRADE" else 0),
             "T": trade_time,
             "t": trade_id,
             "b": "0",
             "a": "0",
             "m": maker,
-            "R": reduce_only and position_side == "BOTH",
+            "R": o.get("action") == "close" and position_side == "BOTH",
             "wt": "CONTRACT_PRICE",
             "ot": order_type,
             "ps": position_side,
@@ -327,15 +304,9 @@ def _position_key(p: dict[str, Any]) -> tuple[str, str]:
     return (str(p.get("symbol")), str(p.get("position_side") or "BOTH"))
 
 
-def config_update(symbol: str, leverage: int, time: int, stamp: int) -> dict[str, Any]:
-    """A symbol's leverage changed (`ai`, the multi-assets mode, never changes here: it is off)."""
-    return {"e": "ACCOUNT_CONFIG_UPDATE", "E": stamp, "T": time, "ac": {"s": symbol, "l": leverage}}
-
-
-def autoclose_id(client_order_id: str) -> str:
-    """A liquidation order's client order id as Binance spells it, `autoclose-…` (the engine
-    records `liquidation-<time>-<position id>`)."""
-    return "autoclose-" + client_order_id.removeprefix("liquidation-")
+def config_update(symbol: str, leverage: int) -> dict[str, Any]:
+    now = now_ms()
+    return {"e": "ACCOUNT_CONFIG_UPDATE", "E": now, "T": now, "ac": {"s": symbol, "l": leverage}}
 
 
 def expired(key: str) -> dict[str, Any]:
