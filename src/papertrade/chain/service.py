@@ -15,6 +15,7 @@ from typing import Any, cast
 
 import orjson
 from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.chain.entries import FILL_COLUMNS, LEDGER_COLUMNS, fill_event, ledger_event
@@ -74,18 +75,24 @@ def entry_key(ts: int, sealed_through: str | None, previous: str) -> str:
     return key
 
 
+async def _create_heads(session: AsyncSession, portfolio_ids: Sequence[int]) -> None:
+    """Give the portfolios a genesis head where they have none. Two writers may both find a head
+    missing (the outbox consumer and the daily job; on PostgreSQL a lock on an absent row locks
+    nothing): the second insert is skipped, and both then lock the one row."""
+    dialect = session.get_bind().dialect.name
+    statement = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_HEADS)
+    await session.execute(
+        statement.on_conflict_do_nothing(index_elements=["portfolio_id"]),
+        [_Head(pid, 0, GENESIS, 0, 0, "").row() for pid in portfolio_ids],
+    )
+
+
 async def _head(session: AsyncSession, portfolio_id: int) -> ChainHead:
     head = await session.get(ChainHead, portfolio_id, with_for_update=True)
     if head is None:
-        head = ChainHead(
-            portfolio_id=portfolio_id,
-            seq=0,
-            hash=GENESIS,
-            last_fill_id=0,
-            last_ledger_id=0,
-            period="",
-        )
-        session.add(head)
+        await _create_heads(session, [portfolio_id])
+        head = await session.get(ChainHead, portfolio_id, with_for_update=True)
+        assert head is not None  # created above or by the writer that raced us
     return head
 
 
@@ -156,16 +163,10 @@ async def catch_up_many(session: AsyncSession, portfolio_ids: Sequence[int]) -> 
     pids = sorted(set(portfolio_ids))  # in id order: two writers lock heads in the same order
     if not pids:
         return 0
-    rows = await session.execute(
-        select(_HEADS).where(_HEADS.c.portfolio_id.in_(pids)).order_by(_HEADS.c.portfolio_id)
-        .with_for_update()
-    )  # fmt: skip
-    heads = {row.portfolio_id: _Head(*row) for row in rows}
-    new = [pid for pid in pids if pid not in heads]
-    if new:
-        for pid in new:
-            heads[pid] = _Head(pid, 0, GENESIS, 0, 0, "")
-        await session.execute(insert(_HEADS), [heads[pid].row() for pid in new])
+    heads = await _locked_heads(session, pids)
+    if len(heads) < len(pids):
+        await _create_heads(session, [pid for pid in pids if pid not in heads])
+        heads = await _locked_heads(session, pids)
     fills = (await session.execute(_FILLS_AFTER_HEADS, {"pids": pids})).all()
     ledger = (await session.execute(_LEDGER_AFTER_HEADS, {"pids": pids})).all()
     if not fills and not ledger:
@@ -192,6 +193,14 @@ async def catch_up_many(session: AsyncSession, portfolio_ids: Sequence[int]) -> 
     moved = {f.portfolio_id for f in fills} | {e.portfolio_id for e in ledger}
     await session.execute(_MOVE_HEAD, [heads[pid].moved() for pid in sorted(moved)])
     return len(entries)
+
+
+async def _locked_heads(session: AsyncSession, pids: list[int]) -> dict[int, "_Head"]:
+    rows = await session.execute(
+        select(_HEADS).where(_HEADS.c.portfolio_id.in_(pids)).order_by(_HEADS.c.portfolio_id)
+        .with_for_update()
+    )  # fmt: skip
+    return {row.portfolio_id: _Head(*row) for row in rows}
 
 
 def _events_by_portfolio(
