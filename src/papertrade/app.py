@@ -27,6 +27,7 @@ from papertrade.jobs.catalogue import JOBS
 from papertrade.jobs.runtime import Jobs
 from papertrade.kit import logredact, security
 from papertrade.kit.responses import NativeJSONResponse
+from papertrade.kit.routescan import freeze_routing
 from papertrade.live.jobs import enqueue_sends
 from papertrade.mail.sender import MailSender
 from papertrade.market.from_settings import feed_from_settings, shared_feed
@@ -170,6 +171,7 @@ def create_app(
     app.add_middleware(AddressBudgetMiddleware, ctx=ctx)  # before any body is read
     app.add_middleware(DatabaseFaultMiddleware, ctx=ctx)  # a database outage: 503, no traceback
     app.add_middleware(SecurityHeadersMiddleware, settings=settings)  # outermost: every answer
+    freeze_routing(app)  # every route is in: what FastAPI re-checks per request, done once
     return app
 
 

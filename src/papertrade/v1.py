@@ -64,9 +64,9 @@ DOMAINS = (
 
 
 def build_router() -> APIRouter:
-    """One flat router: FastAPI matches a nested router level by level, which costs more than
-    the handler of a cheap endpoint."""
+    """A router per domain, in DOMAINS order: a request skips each domain none of whose paths
+    it starts with at the cost of one string comparison (kit/routescan.py)."""
     router = APIRouter()
     for domain in DOMAINS:
-        router.routes.extend(domain.routes)
+        router.include_router(domain)
     return router
