@@ -8,15 +8,17 @@ of an authenticated read (bench/bench_reads_cpu.py --profile).
 
 The service's routes are complete once create_app returns and never change after, so
 `freeze_routing(app)` pins each router's route count, and gives each included router a guard
-that answers "no match" at once for a path that starts with none of its routes' literal
-prefixes (the part of a route's path before its first parameter). A router with a route that
-has no literal prefix (a catch-all) is never skipped. The answer for a path that does pass the
-guard is FastAPI's own, so which route serves a request does not change.
+that answers "no match" at once for a path none of its routes can match: one regular
+expression, the alternation of its routes' own path expressions, tried in one call. The answer
+for a path that passes the guard is FastAPI's own (methods and 405s, parameters and their
+conversion), so which route serves a request does not change. A router with a route of no
+known path expression is never skipped.
 
 The guard uses FastAPI's private `_IncludedRouter` and `APIRouter._get_routes_version`; the pinned
 FastAPI version has both, and tests/foundation/test_routescan.py fails if an upgrade drops them.
 """
 
+import re
 from collections.abc import Callable, Iterator
 
 from fastapi import FastAPI
@@ -58,25 +60,30 @@ def _pin_version(router: APIRouter) -> None:
     router._get_routes_version = pinned  # type: ignore[method-assign]
 
 
-def literal_prefixes(router: _IncludedRouter) -> tuple[str, ...]:
-    """The literal start of each route path the included router serves ("" when one has none)."""
-    prefixes = set()
+def path_pattern(router: _IncludedRouter) -> re.Pattern[str] | None:
+    """One expression matching exactly the paths some route of the included router matches
+    (its routes' expressions, their named groups made plain); None if a route has none."""
+    patterns = []
     for context in router.effective_route_contexts():
-        path = getattr(context.starlette_route, "path_format", None) or getattr(
-            context, "path_format", ""
-        )
-        prefixes.add(str(path).split("{", 1)[0])
-    return tuple(sorted(prefixes))
+        regex = getattr(context.starlette_route, "path_regex", None) or context.path_regex
+        if regex is None:
+            return None
+        patterns.append(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})")
+    return re.compile("|".join(patterns)) if patterns else None
+
+
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
 
 
 def _guard(router: _IncludedRouter) -> None:
-    prefixes = literal_prefixes(router)
-    if "" in prefixes or "/" in prefixes:
-        return  # a catch-all: every path may match
+    pattern = path_pattern(router)
+    if pattern is None:
+        return
+    fits = pattern.match
     matches: Callable[[Scope], tuple[Match, Scope]] = router.matches
 
     def guarded(scope: Scope) -> tuple[Match, Scope]:
-        if not get_route_path(scope).startswith(prefixes):
+        if fits(get_route_path(scope)) is None:
             return Match.NONE, {}
         return matches(scope)
 
