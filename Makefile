@@ -63,13 +63,14 @@ test-postgres: setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.insta
 
 TEST_DEPS := setup $(FREQTRADE_VENV)/.installed tests/node/node_modules/.installed
 
-# The installs side by side, then lint; then types and the two halves side by side: most of a
-# half's time is waiting (services starting, sockets, browsers), not CPU, so the other half fills
-# it. Each half's output is printed whole when it ends (--output-sync).
+# The installs side by side, then lint; then types and the two halves side by side, with the
+# tests that run once shared out so the halves end together (PAPERTRADE_TEST_SPLIT,
+# tests/databases.py). Each half's output is printed whole when it ends (--output-sync).
 test: ## everything CI runs: lint, types, tests on SQLite and PostgreSQL
 	$(MAKE) --no-print-directory -j4 $(TEST_DEPS)
 	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory -j3 --output-sync=target types test-sqlite test-postgres
+	PAPERTRADE_TEST_SPLIT=1 $(MAKE) --no-print-directory -j3 --output-sync=target \
+	  types test-sqlite test-postgres
 
 bench: setup ## run the benchmarks and print their tables (see BENCHMARKS.md)
 	$(BIN)/python bench/run_all.py

@@ -4,7 +4,8 @@ The suite runs twice, on SQLite and then on PostgreSQL (the Makefile's test-sqli
 test-postgres). The PostgreSQL half runs only the tests that open a database and are not marked
 `one_database`; everything else (the pure kernel, parsing, the DSL, the wire formats, and the
 areas in ONE_DATABASE below, which use a database but check nothing that differs between the
-two) runs in the SQLite half only.
+two) runs once: in the SQLite half, or under `make test` for some areas in the PostgreSQL half
+(ONCE_IN_POSTGRES_HALF below), so that the two halves, run side by side, end together.
 
 A test opens a database when it requests `database_url`, `isolated_settings` or `uses_database`
 (directly or through another fixture) or carries the `database` or `one_database` marker. A test
@@ -39,6 +40,27 @@ ONE_DATABASE = {
     "tests/strategies/test_sandbox_isolation.py": "the operating system's isolation of a child",
     "tests/strategies/test_hostile_sources.py": "the sandbox's answers to hostile sources",
 }
+
+# `make test` runs the two halves side by side (PAPERTRADE_TEST_SPLIT=1), and the suite takes as
+# long as the longer one: these areas, which run once, run in the PostgreSQL half there, so the
+# two end together. Run alone, the SQLite half runs them as well (`make test-sqlite` is still
+# the whole suite without PostgreSQL).
+SPLIT = os.environ.get("PAPERTRADE_TEST_SPLIT") == "1"
+ONCE_IN_POSTGRES_HALF = (
+    "tests/fapi/test_ccxt.py",
+    "tests/fapi/test_node_client.py",
+    "tests/fapi/test_other_clients.py",
+    "tests/fapi/test_stream_clients.py",
+    "tests/fapi/test_docs.py",
+    "tests/fapi/test_ws_docs.py",
+    "tests/freqtrade/",
+    "tests/strategies/test_docs.py",
+    "tests/strategies/test_sandbox_isolation.py",
+    "tests/strategies/test_hostile_sources.py",
+    "tests/web/test_strategies",
+    "tests/web/test_t",
+    "tests/web/test_wallet_page.py",
+)
 
 _current: pytest.Item | None = None
 
@@ -84,13 +106,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = item.nodeid.split("::", 1)[0]
         if any(path.startswith(prefix) for prefix in ONE_DATABASE):
             item.add_marker(pytest.mark.one_database)
-    if not PG_URL:
-        return
-    kept = [item for item in items if runs_on_postgres(item)]
-    dropped = [item for item in items if not runs_on_postgres(item)]
+    if PG_URL:
+        kept = [item for item in items if runs_on_postgres(item) or _given_to_postgres(item)]
+    else:
+        kept = [item for item in items if not _given_to_postgres(item)]
+    kept_ids = {id(item) for item in kept}
+    dropped = [item for item in items if id(item) not in kept_ids]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def _given_to_postgres(item: pytest.Item) -> bool:
+    """A once-only test that `make test` runs in the PostgreSQL half (see SPLIT)."""
+    path = item.nodeid.split("::", 1)[0]
+    return SPLIT and not runs_on_postgres(item) and path.startswith(ONCE_IN_POSTGRES_HALF)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
