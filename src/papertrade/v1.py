@@ -65,7 +65,7 @@ DOMAINS = (
 
 def build_router() -> APIRouter:
     """A router per domain, in DOMAINS order: a request skips each domain none of whose paths
-    it starts with at the cost of one string comparison (kit/routescan.py)."""
+    fits it with one regular expression (kit/routescan.py)."""
     router = APIRouter()
     for domain in DOMAINS:
         router.include_router(domain)
