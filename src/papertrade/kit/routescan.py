@@ -33,7 +33,6 @@ def freeze_routing(app: FastAPI) -> None:
     included = list(_included_routers(app.router.routes))
     for original in {id(r.original_router): r.original_router for r in included}.values():
         _pin_version(original)
-    _pin_version(app.router)
     for router in included:
         _guard(router)
 
