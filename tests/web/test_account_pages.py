@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from papertrade.models import OutboxEvent
 from tests.conftest import unique_email
-from tests.web.conftest import WebApp, call, new_context, sign_up_in_browser
+from tests.web.conftest import WebApp, call, expect_toast, new_context, sign_up_in_browser
 
 
 def png(size: tuple[int, int] = (300, 200)) -> bytes:
@@ -44,7 +44,7 @@ async def test_profile_avatar_password_public_page_and_deletion(page: Page, web:
     await page.fill("#bio", "Trend follower.")
     await page.fill("#time_zone", "Europe/Berlin")
     await page.click("#profile-form button[type=submit]")
-    await expect(page.locator("#toasts")).to_contain_text("Profile saved")
+    await expect_toast(page, "Profile saved")
     await page.reload()
     await expect(page.locator("#display_name")).to_have_value("Ada Trader")
     await expect(page.locator("#time_zone")).to_have_value("Europe/Berlin")
@@ -59,7 +59,7 @@ async def test_profile_avatar_password_public_page_and_deletion(page: Page, web:
     await expect(page.locator("#avatar-preview")).to_be_visible()
     await image_width(page, "#avatar-preview", 300)
     await page.click("#avatar-form button[type=submit]")
-    await expect(page.locator("#toasts")).to_contain_text("Avatar updated")
+    await expect_toast(page, "Avatar updated")
     await image_width(page, "#avatar-current", 256)  # re-encoded to 256×256
     await page.set_input_files(
         "#avatar-file",
@@ -75,7 +75,7 @@ async def test_profile_avatar_password_public_page_and_deletion(page: Page, web:
     await page.fill("#current_password", "s3cret-pass")
     await page.fill("#new_password", "an0ther-fine-pass")
     await page.click("#password-form button[type=submit]")
-    await expect(page.locator("#toasts")).to_contain_text("Password changed")
+    await expect_toast(page, "Password changed")
 
     public = page.locator("#public-link")
     href = await public.get_attribute("href")

@@ -10,7 +10,7 @@ from playwright.async_api import Page, expect
 
 from papertrade import __version__
 from tests.conftest import unique_email
-from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, call, expect_toast, sign_up_in_browser
 from tests.web.test_content_security_policy import RECORD_VIOLATIONS
 
 IDEA = "Show the funding rate\nnext to the price."
@@ -56,8 +56,8 @@ async def test_feedback_from_a_page_arrives_with_its_path_and_version(
             {"name": "shot.png", "mimeType": "image/png", "buffer": png()}
         )
         await dialog.get_by_role("button", name="Send").click()
-        await expect(page.locator("#toasts")).to_contain_text(
-            "Thank you, your feedback was sent. Our answer will arrive in your Inbox."
+        await expect_toast(
+            page, "Thank you, your feedback was sent. Our answer will arrive in your Inbox."
         )
         await expect(dialog).to_be_hidden()
     async with steps("it arrived with the page, the version and the screenshot"):
@@ -74,9 +74,7 @@ async def test_feedback_from_a_page_arrives_with_its_path_and_version(
             {"name": "evil.png", "mimeType": "image/png", "buffer": b"<script>alert(1)</script>"}
         )
         await dialog.get_by_role("button", name="Send").click()
-        await expect(page.locator("#toasts")).to_contain_text(
-            "Your feedback was sent, but the screenshot was not attached:"
-        )
+        await expect_toast(page, "Your feedback was sent, but the screenshot was not attached:")
         newest = (await call(page, "GET", "/v1/feedback"))[0]
         assert (newest["page"], newest["screenshot"]) == ("/app/inbox", None)
         assert await page.evaluate("window.cspViolations") == []

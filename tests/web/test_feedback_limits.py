@@ -14,7 +14,15 @@ from papertrade.notifications import service
 from papertrade.notifications.kinds import Message
 from tests.conftest import unique_email
 from tests.foundation.helpers import hold_the_window
-from tests.web.conftest import Steps, WebApp, call, own_web, page_on, sign_up_in_browser
+from tests.web.conftest import (
+    Steps,
+    WebApp,
+    call,
+    expect_toast,
+    own_web,
+    page_on,
+    sign_up_in_browser,
+)
 from tests.web.test_feedback_button import png
 
 THREE_MIB = 3 * 1024 * 1024
@@ -66,7 +74,7 @@ async def test_a_screenshot_over_2_mib_is_refused_and_nothing_is_sent(
         )
         await expect(dialog.locator(".form-error")).to_have_text("")
         await dialog.get_by_role("button", name="Send").click()
-        await expect(page.locator("#toasts")).to_contain_text("your feedback was sent")
+        await expect_toast(page, "your feedback was sent")
         mine = await call(page, "GET", "/v1/feedback")
         assert [(f["text"], f["screenshot"]) for f in mine] == [
             ("The chart is blank.", {"width": 640, "height": 400})

@@ -11,7 +11,7 @@ from playwright.async_api import Browser, Page, Route, expect
 
 from papertrade.web.routes import SIGNED_IN_PAGES
 from tests.conftest import unique_email
-from tests.web.conftest import WebApp, call, new_context, sign_up_in_browser
+from tests.web.conftest import WebApp, call, expect_toast, new_context, sign_up_in_browser
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "src" / "papertrade" / "web" / "templates"
 
@@ -127,7 +127,7 @@ async def test_an_order_ticket_used_before_its_script_sends_nothing_then_works(
     await page.select_option("#t-unit", "base")
     await page.fill("#t-size", "0.01")
     await submit.click()
-    await expect(page.locator(".toast").last).to_contain_text("Filled")
+    await expect_toast(page, "Filled")
     listed = await call(page, "GET", f"/v1/order?portfolio_id={made['id']}&status=all")
     assert [o["quantity"] for o in listed["orders"]] == [0.01], listed  # the second try only
 

@@ -7,7 +7,7 @@ from playwright.async_api import Page, expect
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import Steps, WebApp, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, expect_toast, sign_up_in_browser
 
 # The copy is asynchronous: what a paste would give once the clipboard holds `expected` (or
 # after 10 s, what it holds then). Polled in the page: wait_for_function does not await promises.
@@ -81,7 +81,7 @@ async def test_new_user_journey(page: Page, web: WebApp, steps: Steps) -> None:
         await page.select_option("#t-unit", "base")
         await page.fill("#t-size", "0.01")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Filled")
+        await expect_toast(page, "Filled")
 
     async with steps("see the position and its live PnL"):
         # The page streams over the WebSocket (polling is then only a 15 s safety net).
@@ -111,7 +111,7 @@ async def test_new_user_journey(page: Page, web: WebApp, steps: Steps) -> None:
         await page.fill("#t-price", "55000")
         await page.fill("#t-size", "0.01")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Limit order placed")
+        await expect_toast(page, "Limit order placed")
         await page.click("#tab-orders")
         order = page.locator("#orders-table tbody tr")
         await expect(order).to_have_count(1)

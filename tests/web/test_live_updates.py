@@ -18,6 +18,7 @@ from tests.web.conftest import (
     Steps,
     WebApp,
     call,
+    expect_toast,
     new_context,
     serve_on_own_origin,
     sign_up_in_browser,
@@ -109,7 +110,7 @@ async def test_an_idle_portfolio_page_stays_far_below_its_request_budget(
         await page.select_option("#t-unit", "base")
         await page.fill("#t-size", "1")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Filled")
+        await expect_toast(page, "Filled")
         await expect(row.locator("td").nth(2)).to_have_text("2.000")
         assert traffic.refused == []
 

@@ -4,7 +4,7 @@ from playwright.async_api import Page, expect
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import WebApp, call, sign_up_in_browser
+from tests.web.conftest import WebApp, call, expect_toast, sign_up_in_browser
 
 
 async def test_the_ticket_sets_a_symbol_isolated_and_its_position_shows_it(
@@ -19,7 +19,7 @@ async def test_the_ticket_sets_a_symbol_isolated_and_its_position_shows_it(
     await expect(page.locator("#mt-symbol")).to_have_text("BTCUSDT")
     select = page.get_by_label("Margin for BTCUSDT")
     await select.select_option("isolated")
-    await expect(page.locator(".toast").last).to_contain_text("BTCUSDT is now isolated margin")
+    await expect_toast(page, "BTCUSDT is now isolated margin")
 
     order = {"portfolio_id": pid, "symbol": "BTCUSDT", "type": "market", "side": "buy"}
     await call(page, "POST", "/v1/order", {**order, "quantity": "0.01"})

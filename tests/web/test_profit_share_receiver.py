@@ -18,6 +18,7 @@ from tests.web.conftest import (
     PHONE,
     WebApp,
     call,
+    expect_toast,
     new_context,
     sign_up_in_browser,
 )
@@ -78,8 +79,8 @@ async def test_the_owner_chooses_the_portfolio_that_receives_profit_shares(
         save = page.locator("#payout-form button[type=submit]")
         await save.click()
         await expect(current).to_have_text(f"Now: {label(purse)}.")
-        await expect(page.locator(".toast-success").last).to_contain_text(
-            f"Profit shares of {label(signals)} now go to {label(purse)}"
+        await expect_toast(
+            page, kind="success", text=f"Profit shares of {label(signals)} now go to {label(purse)}"
         )
         await expect(page.locator("#payout-form .form-error")).to_have_text("")
         terms = await call(page, "GET", f"/v1/copy/leaders/{signals['id']}/terms")

@@ -3,7 +3,7 @@
 from playwright.async_api import Page, expect
 
 from tests.conftest import unique_email
-from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, call, expect_toast, sign_up_in_browser
 
 
 async def test_a_realistic_portfolio_is_created_shown_and_changed_from_the_web(
@@ -30,7 +30,7 @@ async def test_a_realistic_portfolio_is_created_shown_and_changed_from_the_web(
         await expect(page.locator("#set-realism")).to_have_value("realistic")
         await page.select_option("#set-realism", "mark")
         await page.locator("#settings-form").get_by_role("button", name="Save").click()
-        await expect(page.locator(".toast").last).to_contain_text("Saved")
+        await expect_toast(page, "Saved")
         await expect(page.locator("#pf-realism-name")).to_have_text("at the mark")
         await expect(page.locator("#pf-realism")).to_contain_text("no slippage")
         assert (await call(page, "GET", f"/v1/portfolios/{portfolio_id}"))["realism"] == "mark"

@@ -13,7 +13,7 @@ from playwright.async_api import Page, expect
 from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import unique_email
-from tests.web.conftest import RESEND_SECRET, Steps, WebApp, call, sign_up_in_browser
+from tests.web.conftest import RESEND_SECRET, Steps, WebApp, call, expect_toast, sign_up_in_browser
 from tests.web.test_mailed_link_pages import _mailed_link
 
 
@@ -78,7 +78,7 @@ async def test_a_bounced_address_shows_a_banner_until_the_address_is_changed(
         await page.fill("#new_email", new_email)
         await page.fill("#email-password", "s3cret-pass")
         await page.get_by_role("button", name="Send the link").click()
-        await expect(page.locator("#toasts")).to_contain_text(f"We sent a link to {new_email}")
+        await expect_toast(page, f"We sent a link to {new_email}")
         await page.goto(await _mailed_link(web, new_email, "/email/verify"))
         await page.get_by_role("button", name="Confirm my address").click()
         await expect(page.locator("#verify-message")).to_have_text(

@@ -14,7 +14,7 @@ from playwright.async_api import Browser, Page, expect
 from tests.conftest import unique_email
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, fake_telegram
 from tests.telegram.helpers import SECRET, message_update
-from tests.web.conftest import Steps, WebApp, own_web, page_on, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, expect_toast, own_web, page_on, sign_up_in_browser
 
 DEEP_LINK = re.compile(r"^https://t\.me/pt_bot\?start=([A-Za-z0-9_-]{1,64})$")
 
@@ -94,7 +94,7 @@ async def test_the_deep_link_and_its_qr_code_bind_telegram(
 
     async with steps("the page says it is linked, without a reload"):
         await expect(page.locator("#tg-status")).to_have_text("Linked to @ann.", timeout=30_000)
-        await expect(page.locator("#toasts")).to_contain_text("Telegram linked to @ann.")
+        await expect_toast(page, "Telegram linked to @ann.")
         await expect(page.locator("#tg-open")).to_be_hidden()  # the link is used up
         await expect(page.get_by_role("button", name="Unlink")).to_be_visible()
         await expect(page.locator("#tg-signals")).to_be_visible()

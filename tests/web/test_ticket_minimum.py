@@ -8,7 +8,7 @@ from playwright.async_api import Page, expect
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, call, expect_toast, sign_up_in_browser
 
 
 async def test_buy_waits_under_the_minimum_and_warnings_read_as_amounts(
@@ -38,7 +38,7 @@ async def test_buy_waits_under_the_minimum_and_warnings_read_as_amounts(
         await expect(problems).to_have_text("")
         await expect(page.locator("#t-submit")).to_be_enabled()
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Filled: buy 0.002 BTCUSDT")
+        await expect_toast(page, "Filled: buy 0.002 BTCUSDT")
 
     async with steps("too large: the margin warning reads in cents with separators"):
         await page.fill("#t-size", "1")

@@ -5,7 +5,15 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import PHONE, Steps, WebApp, call, new_context, sign_up_in_browser
+from tests.web.conftest import (
+    PHONE,
+    Steps,
+    WebApp,
+    call,
+    expect_toast,
+    new_context,
+    sign_up_in_browser,
+)
 
 
 async def open_portfolio(page: Page, name: str, balance: str = "10000") -> None:
@@ -58,9 +66,7 @@ async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
         await page.fill("#t-tp", "66000")
         await page.fill("#t-sl", "57000")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text(
-            "with TP 66,000.0 and SL 57,000.0"
-        )
+        await expect_toast(page, "with TP 66,000.0 and SL 57,000.0")
 
     async with steps("the chart marks the fill and draws entry, TP, SL and liquidation"):
         summary = page.locator("#chart-summary")
@@ -90,7 +96,7 @@ async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
         await page.fill("#t-price", "55000")
         await page.fill("#t-size", "0.01")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Limit order placed")
+        await expect_toast(page, "Limit order placed")
         await expect(page.locator("#chart-summary")).to_contain_text("order 55,000.0")
         await page.click('label[for="t-market"]')
 
@@ -101,7 +107,7 @@ async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
         await page.click('label[for="close-50"]')
         await expect(page.locator("#close-qty")).to_have_value("0.025")
         await dialog.get_by_role("button", name="Close", exact=True).click()
-        await expect(page.locator(".toast").last).to_contain_text("Closed 0.025 BTCUSDT")
+        await expect_toast(page, "Closed 0.025 BTCUSDT")
         await expect(row.locator("td").nth(2)).to_have_text("0.025")
 
     async with steps("cancelled orders are in the order history with their reason"):
@@ -123,9 +129,7 @@ async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
         await page.fill("#t-size", "0.01")
         await page.fill("#t-trigger", "59000")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text(
-            "stop market order waiting: sell 0.010 BTCUSDT at 59,000.0"
-        )
+        await expect_toast(page, "stop market order waiting: sell 0.010 BTCUSDT at 59,000.0")
 
 
 async def test_validation_errors_read_as_words(page: Page, web: WebApp, steps: Steps) -> None:
@@ -161,7 +165,7 @@ async def test_the_phone_layout_is_trade_first(browser: Browser, web: WebApp) ->
             await page.select_option("#t-unit", "base")
             await page.fill("#t-size", "0.1")
             await page.click("#t-submit")
-            await expect(page.locator(".toast").last).to_contain_text("Filled")
+            await expect_toast(page, "Filled")
         async with steps("the positions view lists the short, with its Close button named"):
             await page.locator(".phone-tabs").get_by_role("button", name="Positions").click()
             row = page.locator('#positions-table tr[data-symbol="ETHUSDT"]')

@@ -14,7 +14,7 @@ from papertrade.engine import risk
 from papertrade.models import Order
 from tests.conftest import unique_email
 from tests.trading_api.helpers import set_price
-from tests.web.conftest import Steps, WebApp, call, sign_up_in_browser
+from tests.web.conftest import Steps, WebApp, call, expect_toast, sign_up_in_browser
 
 
 async def until_no_open_order(web: WebApp, portfolio_id: int, within: float = 10) -> None:
@@ -69,9 +69,7 @@ async def test_a_take_profit_limit_order_waits_in_the_open_orders(
         await page.fill("#t-trigger", "62000")
         await page.fill("#t-price", "62100")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text(
-            "take profit order waiting: sell 0.010 BTCUSDT at 62,000.0"
-        )
+        await expect_toast(page, "take profit order waiting: sell 0.010 BTCUSDT at 62,000.0")
 
     async with steps("Open orders lists it as waiting for its trigger"):
         await expect(page.locator("#count-orders")).to_have_text("1")
@@ -85,7 +83,7 @@ async def test_a_take_profit_limit_order_waits_in_the_open_orders(
 
     async with steps("Cancel takes it away"):
         await waiting.get_by_role("button", name="Cancel take profit sell BTCUSDT").click()
-        await expect(page.locator(".toast").last).to_contain_text("take profit order cancelled")
+        await expect_toast(page, "take profit order cancelled")
         await expect(page.locator('[data-empty-for="stops-table"]')).to_be_visible()
         await expect(page.locator("#count-orders")).to_have_text("")
 
@@ -110,7 +108,7 @@ async def test_a_position_closes_at_a_limit_price_and_close_all_closes_the_rest(
         await expect(page.locator("#close-qty")).to_have_value("0.05")
         await page.fill("#close-price", "63000")
         await page.locator("#close-dialog").get_by_role("button", name="Close", exact=True).click()
-        await expect(page.locator(".toast").last).to_contain_text("Close order placed at 63,000.0")
+        await expect_toast(page, "Close order placed at 63,000.0")
         await page.click("#tab-orders")
         resting = page.locator("#orders-table tbody tr")
         await expect(resting).to_have_count(1)
@@ -135,7 +133,7 @@ async def test_a_position_closes_at_a_limit_price_and_close_all_closes_the_rest(
         confirm = page.get_by_role("dialog", name="Confirm")
         await expect(confirm).to_contain_text("Close all 2 positions at market?")
         await confirm.get_by_role("button", name="Close all").click()
-        await expect(page.locator(".toast").last).to_have_text("All positions closed at market.")
+        await expect_toast(page, "All positions closed at market.")
         await expect(page.locator('[data-empty-for="positions-table"]')).to_be_visible()
         await expect(page.locator("#close-all")).to_be_hidden()
 
@@ -195,7 +193,7 @@ async def test_the_share_slider_sizes_an_order_and_reduce_only_shrinks_the_posit
         # 1,000 × 50 % × 20 / (1 + 20 × 0.0005) = 9,900.99 USDT → 0.165 BTC at 60,000.
         await expect(page.locator("#pv-quantity")).to_have_text("0.165 BTC")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Filled: buy 0.165 BTCUSDT")
+        await expect_toast(page, "Filled: buy 0.165 BTCUSDT")
         row = page.locator('#positions-table tr[data-symbol="BTCUSDT"]')
         await expect(row.locator("td").nth(2)).to_have_text("0.165")
 
@@ -208,6 +206,6 @@ async def test_the_share_slider_sizes_an_order_and_reduce_only_shrinks_the_posit
         await page.select_option("#t-unit", "base")
         await page.fill("#t-size", "0.065")
         await page.click("#t-submit")
-        await expect(page.locator(".toast").last).to_contain_text("Filled: sell 0.065 BTCUSDT")
+        await expect_toast(page, "Filled: sell 0.065 BTCUSDT")
         await expect(row.locator("td").nth(2)).to_have_text("0.100")
         await expect(row).to_contain_text("long")
