@@ -41,7 +41,7 @@ from tests.conftest import (
 
 # Debian's headless shell (package chromium-headless-shell, what Playwright itself runs headless)
 # where installed: the same Blink and V8 as /usr/bin/chromium without the browser's own interface,
-# it costs a third of the CPU per page (a new context and a portfolio page: 1.2 s against 2.9 s).
+# it costs 40 % of the CPU per page (a new context and a portfolio page: 1.2 s against 2.9 s).
 HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
 CHROMIUM = os.environ.get(
     "PAPERTRADE_CHROMIUM", str(HEADLESS_SHELL) if HEADLESS_SHELL.exists() else "/usr/bin/chromium"
