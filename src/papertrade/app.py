@@ -108,6 +108,7 @@ def create_app(
         await ctx.market.start()
         gc.collect()
         gc.freeze()  # start-up objects live forever; out of full collections, pauses stay short
+        gc.enable()  # `papertrade serve` starts with it off (cli._serve)
         # An order allocates thousands of short-lived objects: at CPython's default (700) the
         # young generation is collected several times per request. 10,000 cut the Python per
         # order by about a tenth in bench_order_http_cpu.py; memory stays bounded (it is still
