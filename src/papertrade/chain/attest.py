@@ -24,6 +24,7 @@ from papertrade.chain.proofs import (
 from papertrade.chain.service import catch_up_all, last_sealed_day
 from papertrade.chain.signing import public_hex
 from papertrade.context import AppContext
+from papertrade.kit import tls
 from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, AttestationAnchor, ChainEntry
 from papertrade.models.portfolio import code_of
@@ -192,7 +193,7 @@ async def anchor_queued(ctx: AppContext) -> dict[str, int]:
             )
         ).all()
     counts = {"submitted": 0, "failed": 0}
-    async with httpx.AsyncClient(timeout=CALENDAR_TIMEOUT_S) as client:
+    async with httpx.AsyncClient(timeout=CALENDAR_TIMEOUT_S, verify=tls.client_context()) as client:
         for anchor_id, calendar, day, root, leaf_count, signed in waiting:
             if not await claims.claim(ctx, anchor_id):
                 continue  # another run is submitting it

@@ -30,6 +30,7 @@ from papertrade.chain.proofs import memo
 from papertrade.chain.upgrade import confirm_day
 from papertrade.config import Settings
 from papertrade.context import AppContext
+from papertrade.kit import tls
 from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, AttestationAnchor
 
@@ -145,7 +146,7 @@ async def run(ctx: AppContext) -> dict[str, int]:
                 .order_by(AttestationAnchor.id)
             )
         ).all()
-    async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
+    async with httpx.AsyncClient(timeout=TIMEOUT_S, verify=tls.client_context()) as client:
         for anchor_id, status, proof, day, root, leaf_count, signed in rows:
             try:
                 if status == "submitted":

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from papertrade.chain import anchor
 from papertrade.chain.attest import anchor_digest
 from papertrade.context import AppContext
+from papertrade.kit import tls
 from papertrade.kit.time import now_ms
 from papertrade.models import Attestation, AttestationAnchor
 
@@ -98,7 +99,7 @@ async def upgrade_pending(ctx: AppContext) -> dict[str, int]:
         ).all()
     counts = {"confirmed": 0, "pending": 0, "failed": 0}
     calendars = set(ctx.settings.ots_calendars)
-    async with httpx.AsyncClient(timeout=CALENDAR_TIMEOUT_S) as client:
+    async with httpx.AsyncClient(timeout=CALENDAR_TIMEOUT_S, verify=tls.client_context()) as client:
         for anchor_id, calendar, proof, day, root, leaf_count, signed in waiting:
             if calendar not in calendars or not proof:
                 continue  # a calendar the operator no longer lists is not asked

@@ -15,6 +15,7 @@ import orjson
 from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
+from papertrade.kit import tls
 from papertrade.kit.decimals import D
 from papertrade.kit.tasks import cancel_and_wait
 from papertrade.kit.time import now_ms
@@ -103,7 +104,7 @@ def stream_urls(ws_url: str, streams: Sequence[str]) -> list[str]:
 async def probe_binance(rest_url: str, timeout: float) -> str | None:  # noqa: ASYNC109
     """None when GET /fapi/v1/ping answers 200 within `timeout` seconds, else why not."""
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=tls.client_context()) as client:
             async with asyncio.timeout(timeout):
                 response = await client.get(f"{rest_base(rest_url)}/fapi/v1/ping")
     except TimeoutError:
@@ -175,7 +176,9 @@ class BinanceFeed:
         if self._tasks:
             return
         if self._client is None:  # open_history() may have opened it already
-            self._client = httpx.AsyncClient(base_url=self.rest_url, timeout=self._timeout)
+            self._client = httpx.AsyncClient(
+                base_url=self.rest_url, timeout=self._timeout, verify=tls.client_context()
+            )
         try:
             info = await self._get("/fapi/v1/exchangeInfo", {})
             self._instruments = parse_exchange_info(info, self._wanted)
@@ -219,7 +222,9 @@ class BinanceFeed:
         processes still answer history requests themselves. Idempotent; stop() closes it.
         """
         if self._client is None:
-            self._client = httpx.AsyncClient(base_url=self.rest_url, timeout=self._timeout)
+            self._client = httpx.AsyncClient(
+                base_url=self.rest_url, timeout=self._timeout, verify=tls.client_context()
+            )
         if not self._instruments:
             self._instruments = dict(instruments)
 

@@ -13,6 +13,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from papertrade.context import AppContext
+from papertrade.kit import tls
 from papertrade.models import RechargeOrder, TronTransfer
 from papertrade.recharge import service, trongrid
 
@@ -49,7 +50,7 @@ async def watch_once(ctx: AppContext, client: httpx.AsyncClient | None = None) -
     if oldest is not None:
         # a client the caller passes is used, not closed
         borrowed = contextlib.nullcontext(client) if client is not None else None
-        async with borrowed or httpx.AsyncClient() as http:
+        async with borrowed or httpx.AsyncClient(verify=tls.client_context()) as http:
             for address in settings.recharge_addresses:
                 async for transfer in trongrid.incoming(
                     http,
