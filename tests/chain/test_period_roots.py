@@ -43,7 +43,7 @@ class Proxy:
     (its JSON answer rewritten), `status` (that answer instead) or `stall` (no answer for so
     long) for the paths `matches` picks."""
 
-    upstream: str
+    upstream: httpx.AsyncClient  # one client for every relayed request
     matches: Callable[[str], bool] = lambda _path: False
     fault: Fault | None = None
     status: int | None = None
@@ -62,8 +62,7 @@ class Proxy:
                     await asyncio.sleep(self.stall)
                 if self.status is not None:
                     return Response(b'{"error":"internal"}', self.status)
-            async with httpx.AsyncClient(base_url=self.upstream) as client:
-                answer = await client.get(target)
+            answer = await self.upstream.get(target)
             body = answer.content
             if self.matches(target) and self.fault is not None:
                 body = json.dumps(self.fault(target, answer.json())).encode()
@@ -74,9 +73,10 @@ class Proxy:
 
 @asynccontextmanager
 async def proxy_in_front(upstream: str) -> AsyncIterator[tuple[Proxy, str]]:
-    proxy = Proxy(upstream)
-    async with live_server(proxy.app()) as url:
-        yield proxy, url
+    async with httpx.AsyncClient(base_url=upstream) as client:
+        proxy = Proxy(client)
+        async with live_server(proxy.app()) as url:
+            yield proxy, url
 
 
 async def both_verifiers(url: str, code: str, wait_s: float = 5) -> list[tuple[int, str]]:
