@@ -14,7 +14,9 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 _hasher = PasswordHasher()
 # Checking against this keeps "unknown email" as slow as "wrong password" (no timing leak).
-_dummy_hash = _hasher.hash("not-a-real-password")
+# Made when the cost is set (or on first use), not at import: there it cost every process
+# 0.12 s of CPU for a hash at the default cost, which the settings' cost then replaced.
+_dummy_hash: str | None = None
 
 
 def use_password_cost(time_cost: int, memory_kib: int) -> None:
@@ -22,7 +24,15 @@ def use_password_cost(time_cost: int, memory_kib: int) -> None:
     global _hasher, _dummy_hash
     if (_hasher.time_cost, _hasher.memory_cost) != (time_cost, memory_kib):
         _hasher = PasswordHasher(time_cost=time_cost, memory_cost=memory_kib)
+        _dummy_hash = None
+    _dummy()  # ready before the first sign-in, which then takes as long as any other
+
+
+def _dummy() -> str:
+    global _dummy_hash
+    if _dummy_hash is None:
         _dummy_hash = _hasher.hash("not-a-real-password")
+    return _dummy_hash
 
 
 def hash_password(password: str) -> str:
@@ -32,7 +42,7 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str | None, password: str) -> bool:
     """Constant-effort check; a missing hash still costs one argon2 verification."""
     try:
-        return _hasher.verify(password_hash or _dummy_hash, password) and password_hash is not None
+        return _hasher.verify(password_hash or _dummy(), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 
