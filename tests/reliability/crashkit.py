@@ -11,20 +11,21 @@ import hashlib
 import hmac
 import os
 import random
-import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import asyncpg
 import httpx
+
+from tests.reliability import forks
 
 SCALE = Decimal(10) ** -8
 SYMBOL = "BTCUSDT"
@@ -74,7 +75,8 @@ class Account:
 
 
 class Service:
-    """`papertrade serve` in a subprocess that can be killed with SIGKILL (SQLite by default)."""
+    """`papertrade serve` in a process of its own that can be killed with SIGKILL (SQLite by
+    default), forked from one that has imported the service (forks.py)."""
 
     def __init__(
         self,
@@ -90,11 +92,11 @@ class Service:
         binary = str(Path(sys.executable).parent / "papertrade")
         serve = [binary, "serve", "--port", str(port), "--log-level", "warning"]
         self.command = command or serve
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: BaseProcess | None = None
 
     @property
     def pid(self) -> int | None:
-        alive = self.process is not None and self.process.poll() is None
+        alive = self.process is not None and self.process.is_alive()
         return self.process.pid if alive and self.process is not None else None
 
     def start(self) -> None:
@@ -115,22 +117,16 @@ class Service:
             "PAPERTRADE_RATE_LIMIT_COMPAT_ORDERS_PER_MIN": "1000000",
             **self.env,
         }
-        log = (self.var_dir / "server.log").open("ab")
-        self.process = subprocess.Popen(
-            self.command,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        self.process = forks.start(self.command, env, str(self.var_dir / "server.log"))
         # A cold start imports the whole service: on a loaded machine (load 20 on 2 cores)
         # that took longer than 30 s. A process that died is reported at once, with its log.
         # One probing client: each new httpx client loads the CA bundle, 35 ms of CPU.
         deadline = time.monotonic() + STARTUP_S
         with httpx.Client(timeout=1) as probe:
             while time.monotonic() < deadline:
-                if self.process.poll() is not None:
+                if not self.process.is_alive():
                     tail = (self.var_dir / "server.log").read_text(errors="replace")[-3000:]
-                    raise RuntimeError(f"the service exited ({self.process.returncode}):\n{tail}")
+                    raise RuntimeError(f"the service exited ({self.process.exitcode}):\n{tail}")
                 with contextlib.suppress(httpx.HTTPError):
                     if probe.get(self.url + "/healthz").status_code == 200:
                         return
@@ -139,13 +135,13 @@ class Service:
 
     def kill(self) -> None:
         assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
+        self.process.kill()  # SIGKILL
+        self.process.join()
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+        if self.process is not None and self.process.is_alive():
             self.process.terminate()
-            self.process.wait(timeout=30)
+            self.process.join(timeout=30)
 
 
 async def setup(url: str, *, compat: bool = False) -> Account:

@@ -42,6 +42,9 @@ from papertrade.uow import AnyWork, SyncWork
 # it repeat an id, and drawing from it makes no system call (os.urandom would hand the GIL away
 # and wait to get it back, once per order, on SQLite's writer thread).
 _CLIENT_IDS = random.Random(int.from_bytes(os.urandom(32)))
+# A process forked after import (a fork server, a pre-loading process manager) would otherwise
+# draw the very ids its parent and siblings draw: seeded again in every child, as `random`'s own.
+os.register_at_fork(after_in_child=lambda: _CLIENT_IDS.seed(int.from_bytes(os.urandom(32))))
 
 _EVENTS: dict[OrderStatus, type[OrderEvent]] = {
     OrderStatus.PARTIALLY_FILLED: OrderPartiallyFilled,
@@ -60,6 +63,11 @@ _FILL_EVENTS: dict[OrderStatus, type[OrderFillEvent]] = {
 
 class IllegalTransition(RuntimeError):
     """A bug: code tried to move an order in a way the kernel's table forbids."""
+
+
+def generated_client_id() -> str:
+    """The client order id of an order sent without one."""
+    return f"pt-{_CLIENT_IDS.getrandbits(96):024x}"
 
 
 def new_order(
@@ -100,7 +108,7 @@ def new_order(
         filled_quote=ZERO,
         commission=ZERO,
         realized_pnl=ZERO,
-        client_order_id=client_order_id or f"pt-{_CLIENT_IDS.getrandbits(96):024x}",
+        client_order_id=client_order_id or generated_client_id(),
         source=source,
         reject_reason=None,
         reserved_margin=reserved_margin,

@@ -1,0 +1,44 @@
+"""Service processes forked from a process that has imported the service once.
+
+A new interpreter running `papertrade serve` imports the whole service first: about 2 s of CPU,
+paid again at every restart of the kill -9 tests (four starts a test). multiprocessing's fork
+server imports it once per test process and forks every start from there: each service is still
+a process of its own, with its own environment, database connections and event loop, started
+with the command's own entry point and killed with SIGKILL like any other; only the imported
+modules are shared, read-only, with the fork server.
+"""
+
+import multiprocessing
+import os
+import runpy
+import sys
+from multiprocessing.process import BaseProcess
+
+_FORKS = multiprocessing.get_context("forkserver")
+_FORKS.set_forkserver_preload(["papertrade.cli", "papertrade.app"])
+
+
+def start(command: list[str], env: dict[str, str], log: str) -> BaseProcess:
+    """Run `command` (`papertrade …` or `python -m module …`) in a forked process with exactly
+    `env` as its environment and its output appended to `log`."""
+    process = _FORKS.Process(target=_run, args=(command, env, log), name=" ".join(command))
+    process.start()
+    return process
+
+
+def _run(command: list[str], env: dict[str, str], log: str) -> None:
+    out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.environ.clear()
+    os.environ.update(env)
+    if command[1:2] == ["-m"]:  # python -m module args…
+        sys.argv = [command[2], *command[3:]]
+        runpy.run_module(command[2], run_name="__main__", alter_sys=True)
+        return
+    if os.path.basename(command[0]) != "papertrade":
+        raise ValueError(f"not a papertrade command: {command}")
+    from papertrade import cli
+
+    sys.argv = command
+    cli.main(command[1:])
