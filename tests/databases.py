@@ -57,7 +57,6 @@ ONCE_IN_POSTGRES_HALF = (
     "tests/strategies/test_docs.py",
     "tests/strategies/test_sandbox_isolation.py",
     "tests/strategies/test_hostile_sources.py",
-    "tests/web/test_strategies",
     "tests/web/test_t",
     "tests/web/test_wallet_page.py",
 )

@@ -18,6 +18,7 @@ from papertrade.faults import sole
 from tests.conftest import PG_URL, running_app
 from tests.faults.helpers import postgres_behind_proxy, redis_server
 from tests.liveserver import free_port
+from tests.reliability import forks
 
 # opens databases of its own (tests/databases.py)
 pytestmark = pytest.mark.database
@@ -38,23 +39,12 @@ async def _serve(settings: Settings, *extra: str, redis_url: str | None = None) 
     env.pop("PAPERTRADE_REDIS_URL", None)
     if redis_url:
         env["PAPERTRADE_REDIS_URL"] = redis_url
-    process = await asyncio.create_subprocess_exec(
-        PAPERTRADE,
-        "serve",
-        "--port",
-        str(free_port()),
-        *extra,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), 60)
-    except TimeoutError:
-        process.kill()
-        output, _ = await process.communicate()
-        return -1, output.decode()  # still serving: it was not refused
-    return process.returncode or 0, output.decode()
+    settings.var_dir.mkdir(parents=True, exist_ok=True)
+    log = settings.var_dir / f"serve-{uuid.uuid4().hex[:8]}.log"
+    command = [PAPERTRADE, "serve", "--port", str(free_port()), *extra]
+    code = await forks.run(command, env, log, within=60)
+    output = log.read_text()
+    return (-1, output) if code is None else (code, output)  # -1: still serving, not refused
 
 
 @needs_postgres

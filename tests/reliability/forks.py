@@ -8,11 +8,13 @@ with the command's own entry point and killed with SIGKILL like any other; only 
 modules are shared, read-only, with the fork server.
 """
 
+import asyncio
 import multiprocessing
 import os
 import runpy
 import sys
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 _FORKS = multiprocessing.get_context("forkserver")
 _FORKS.set_forkserver_preload(["papertrade.cli", "papertrade.app"])
@@ -42,3 +44,15 @@ def _run(command: list[str], env: dict[str, str], log: str) -> None:
 
     sys.argv = command
     cli.main(command[1:])
+
+
+async def run(command: list[str], env: dict[str, str], log: Path, within: float) -> int | None:
+    """Run `command` (as `start`) until it exits: its exit code, or None if it was still
+    running after `within` seconds (it is then killed). Its output is in `log`."""
+    process = start(command, env, str(log))
+    await asyncio.to_thread(process.join, within)
+    if process.exitcode is not None:
+        return process.exitcode
+    process.kill()
+    await asyncio.to_thread(process.join)
+    return None
