@@ -1,7 +1,6 @@
 """`papertrade worker`: takes the jobs an API process enqueues; refuses to start without a queue."""
 
 import asyncio
-import signal
 import subprocess
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from papertrade.engine.jobs import EQUITY_SNAPSHOTS
 from papertrade.kit.time import now_ms
 from tests.conftest import PG_URL, running_app, sign_up
 from tests.jobs.helpers import PAPERTRADE, environment, wait_for_job
+from tests.reliability import forks
 from tests.strategies.test_api import create, wait_backtest
 from tests.trading_api.helpers import market, set_price
 
@@ -37,10 +37,7 @@ async def test_papertrade_worker_runs_a_job_an_api_process_enqueued(
             redis_url=shared_settings.redis_url,
             market_source="sim",
         )
-        with log.open("wb") as out:
-            worker = await asyncio.create_subprocess_exec(
-                PAPERTRADE, "worker", env=env, stdout=out, stderr=subprocess.STDOUT
-            )
+        worker = forks.start([PAPERTRADE, "worker"], env, str(log))
         try:
             job_id = await api.state.jobs.enqueue(EQUITY_SNAPSHOTS)
             row = await wait_for_job(api, job_id, "succeeded", "failed", within=60)
@@ -51,8 +48,9 @@ async def test_papertrade_worker_runs_a_job_an_api_process_enqueued(
             # Marked at the leader's price, which the worker follows through Redis: 0.1 × 1000.
             assert round(point["equity"] - point["balance"], 6) == 100
         finally:
-            worker.send_signal(signal.SIGTERM)
-            stopped = await asyncio.wait_for(worker.wait(), 60)
+            worker.terminate()  # SIGTERM
+            await asyncio.to_thread(worker.join, 60)
+            stopped = worker.exitcode
             await user.client.aclose()
     assert stopped == 0, log.read_text()  # a clean stop
 
@@ -104,10 +102,7 @@ async def test_a_backtest_runs_on_a_papertrade_worker(
             redis_url=shared_settings.redis_url,
             market_source="sim",
         )
-        with log.open("wb") as out:
-            worker = await asyncio.create_subprocess_exec(
-                PAPERTRADE, "worker", env=env, stdout=out, stderr=subprocess.STDOUT
-            )
+        worker = forks.start([PAPERTRADE, "worker"], env, str(log))
         try:
             row = await wait_for_job(api, queued["job_id"], "succeeded", "failed", within=120)
             assert row.status == "succeeded", log.read_text()
@@ -117,7 +112,8 @@ async def test_a_backtest_runs_on_a_papertrade_worker(
             assert done["result"]["bars"] in (1439, 1440)
             assert done["metrics"]["num_trades"] > 0
         finally:
-            worker.send_signal(signal.SIGTERM)
-            stopped = await asyncio.wait_for(worker.wait(), 60)
+            worker.terminate()  # SIGTERM
+            await asyncio.to_thread(worker.join, 60)
+            stopped = worker.exitcode
             await user.client.aclose()
     assert stopped == 0, log.read_text()
