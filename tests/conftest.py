@@ -18,7 +18,7 @@ from papertrade.app import create_app
 from papertrade.config import Settings
 from papertrade.kit import ratelimit
 
-pytest_plugins = ["tests.hangwatch", "tests.databases"]
+pytest_plugins = ["tests.hangwatch", "tests.databases", "tests.longfirst"]
 
 ORIGIN = "https://testserver"
 PG_URL = os.environ.get("PAPERTRADE_TEST_POSTGRES_URL")  # postgresql+asyncpg://user@host:port/db
