@@ -47,18 +47,14 @@ ONE_DATABASE = {
 # the whole suite without PostgreSQL).
 SPLIT = os.environ.get("PAPERTRADE_TEST_SPLIT") == "1"
 ONCE_IN_POSTGRES_HALF = (
-    "tests/fapi/test_ccxt.py",
     "tests/fapi/test_node_client.py",
     "tests/fapi/test_other_clients.py",
     "tests/fapi/test_stream_clients.py",
     "tests/fapi/test_docs.py",
-    "tests/fapi/test_ws_docs.py",
-    "tests/freqtrade/",
     "tests/strategies/test_docs.py",
     "tests/strategies/test_sandbox_isolation.py",
     "tests/strategies/test_hostile_sources.py",
     "tests/web/test_t",
-    "tests/web/test_wallet_page.py",
 )
 
 _current: pytest.Item | None = None

@@ -37,7 +37,7 @@ KNOTS = SEGMENTS - 1  # interior knots per minute
 _SQRT3 = math.sqrt(3.0)  # scales a uniform(-1, 1) draw to unit variance
 _OCTAVES = 7  # swings of up to 64 days
 _DAY_CACHE = 8  # days of minute data kept per symbol (~200 kB each)
-_SHARED_DAYS = 64  # days of minute data kept for the whole process, any symbol (_shared_day)
+_SHARED_DAYS = 64  # days kept for the whole process, any symbol (_shared_day; 13 MB at most)
 _CLOSES_CACHE = 64  # days of closes alone kept per symbol (~12 kB each)
 
 
