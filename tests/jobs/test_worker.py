@@ -48,9 +48,7 @@ async def test_papertrade_worker_runs_a_job_an_api_process_enqueued(
             # Marked at the leader's price, which the worker follows through Redis: 0.1 × 1000.
             assert round(point["equity"] - point["balance"], 6) == 100
         finally:
-            worker.terminate()  # SIGTERM
-            await asyncio.to_thread(worker.join, 60)
-            stopped = worker.exitcode
+            stopped = await forks.stop(worker)
             await user.client.aclose()
     assert stopped == 0, log.read_text()  # a clean stop
 
@@ -112,8 +110,6 @@ async def test_a_backtest_runs_on_a_papertrade_worker(
             assert done["result"]["bars"] in (1439, 1440)
             assert done["metrics"]["num_trades"] > 0
         finally:
-            worker.terminate()  # SIGTERM
-            await asyncio.to_thread(worker.join, 60)
-            stopped = worker.exitcode
+            stopped = await forks.stop(worker)
             await user.client.aclose()
     assert stopped == 0, log.read_text()

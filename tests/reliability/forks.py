@@ -56,3 +56,15 @@ async def run(command: list[str], env: dict[str, str], log: Path, within: float)
     process.kill()
     await asyncio.to_thread(process.join)
     return None
+
+
+async def stop(process: BaseProcess, within: float = 60) -> int | None:
+    """SIGTERM, then its exit code once it has stopped; None if it had not within `within`
+    seconds (it is then killed)."""
+    process.terminate()
+    await asyncio.to_thread(process.join, within)
+    code = process.exitcode
+    if code is None:
+        process.kill()
+        await asyncio.to_thread(process.join)
+    return code
