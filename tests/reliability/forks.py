@@ -5,7 +5,8 @@ paid again at every restart of the kill -9 tests (four starts a test). multiproc
 server imports it once per test process and forks every start from there: each service is still
 a process of its own, with its own environment, database connections and event loop, started
 with the command's own entry point and killed with SIGKILL like any other; only the imported
-modules are shared, read-only, with the fork server.
+modules are shared with the fork server (copy-on-write). State made at import that must differ
+between processes has to be seeded again in a child (orders/lifecycle.py does so for its ids).
 """
 
 import asyncio
