@@ -9,8 +9,11 @@ two) runs once: in the SQLite half, or under `make test` for some areas in the P
 
 A test opens a database when it requests `database_url`, `isolated_settings` or `uses_database`
 (directly or through another fixture) or carries the `database` or `one_database` marker. A test
-that builds an app's settings (`make_settings`) without one of these fails at once, so a test
-cannot drop out of the PostgreSQL half by accident: it has to say what it uses.
+that builds an app's settings (`make_settings`) without one of these fails at once, and so does
+one whose process opens any database connection through SQLAlchemy (a pool's `connect` event,
+whoever made the engine): a test cannot drop out of the PostgreSQL half by accident, it has to
+say what it uses. The check runs while the test runs, not at collection: only running a test
+shows what it opens, and an undeclared one still runs (and fails) in the SQLite half.
 """
 
 import asyncio
@@ -80,12 +83,28 @@ def check_declared(what: str) -> None:
         )
 
 
+_undeclared: list[str] = []
+
+
+def _on_connect(dbapi_connection: object, record: object) -> None:
+    """Note a connection opened by an undeclared test; it fails at teardown (see below).
+
+    Raising here would fail inside the app's own code, where a request could turn it into a 500
+    and hide the reason."""
+    if _current is not None and not opens_database(_current):
+        _undeclared.append(_current.nodeid)
+
+
 @pytest.fixture(scope="session")
 def uses_database() -> None:
     """Requested by fixtures that create a database of their own."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
+
+    event.listen(Pool, "connect", _on_connect)
     config.addinivalue_line("markers", "database: the test opens a database without a fixture")
     config.addinivalue_line(
         "markers",
@@ -126,6 +145,13 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
         return (yield)
     finally:
         _current = None
+        _undeclared.clear()
+
+
+@pytest.hookimpl(trylast=True)  # after the fixtures' own teardown, which a failure here would skip
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    if item.nodeid in _undeclared:
+        check_declared("a connection through SQLAlchemy")
 
 
 # A migrated schema, made once per test process and copied for each new database: migrating an
