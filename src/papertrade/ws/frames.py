@@ -32,8 +32,15 @@ MONEY_FIELDS = frozenset(
 )
 
 
+# Values sent as they are: by exact type first, as most of an event's values are (every event of
+# every commit is converted, so the checks' order counts).
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+
+
 def native(key: str, value: Any) -> Any:
     """One value in the native convention (Decimal → JSON number; USDT to 6 decimals)."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, Decimal):
         return float(usdt6(value)) if key in MONEY_FIELDS else float(value)
     if isinstance(value, dict):

@@ -13,8 +13,8 @@ one included) delivers what it hears on the channel to the sockets it holds.
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import orjson
 from redis.asyncio import Redis
@@ -47,6 +47,16 @@ end
 redis.call('PUBLISH', ARGV[1], table.concat(marks, ',') .. '\\n' .. ARGV[3])
 return #marks
 """
+
+
+class WireListener(Protocol):
+    """Hears each commit's batch as every process receives it (the Binance user data stream)."""
+
+    def watches(self, portfolio_id: int) -> bool:
+        """Whether a socket of this process follows the portfolio."""
+        ...
+
+    def on_wires(self, wires: list[Wire]) -> None: ...
 
 
 def to_wire(event: DomainEvent) -> Wire | None:
@@ -88,9 +98,9 @@ class PortfolioFanout:
         self._tasks: list[asyncio.Task[None]] = []
         self._pubsub: PubSub | None = None
         self.ready = asyncio.Event()
-        # Called with each commit's batch as every process receives it (the Binance user data
-        # stream, fapi/stream): in publish order, after the native channels got it.
-        self.listeners: list[Callable[[list[Wire]], None]] = []
+        # Told each commit's batch as every process receives it (the Binance user data stream,
+        # fapi/stream): in publish order, after the native channels got it.
+        self.listeners: list[WireListener] = []
 
     async def start(self) -> None:
         if self.redis is None:
@@ -117,8 +127,9 @@ class PortfolioFanout:
             for event in events:
                 if isinstance(event, PortfolioEvent):
                     self._deliver_local(event)
-            if self.listeners:
-                self._tell([w for w in map(to_wire, events) if w is not None])
+            if self.listeners:  # converted only for the portfolios a listener follows here
+                watched = [e for e in events if self._watched(e)]
+                self._tell([w for w in map(to_wire, watched) if w is not None])
             return
         wires = [w for w in map(to_wire, events) if w is not None]
         if not wires:
@@ -142,12 +153,17 @@ class PortfolioFanout:
             wire = (channel, portfolio_id, event.type, event.time, native_data(event.data))
             self.hub.publish(topic, render(wire, seq, channel_seq))
 
+    def _watched(self, event: DomainEvent) -> bool:
+        return isinstance(event, PortfolioEvent) and any(
+            listener.watches(event.portfolio_id) for listener in self.listeners
+        )
+
     def _tell(self, wires: list[Wire]) -> None:
         if not wires:
             return
         for listener in self.listeners:
             try:
-                listener(wires)
+                listener.on_wires(wires)
             except Exception:  # a broken listener must not stop the native channels
                 log.exception("WebSocket event listener failed")
 

@@ -71,7 +71,7 @@ class BinanceStreams:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self.realtime.portfolio.listeners.append(self.on_wires)
+        self.realtime.portfolio.listeners.append(self)
         if self.ctx.market is not None:
             self.ctx.market.on_tick(self.on_tick)
         s = self.ctx.settings
@@ -89,7 +89,7 @@ class BinanceStreams:
         await cancel_and_wait(*self._tasks)
         self._tasks.clear()
         with contextlib.suppress(ValueError):
-            self.realtime.portfolio.listeners.remove(self.on_wires)
+            self.realtime.portfolio.listeners.remove(self)
         self.hub.flush_now()
         closes = [c.client.close(1012, "server restarting") for c in list(self.conns)]
         if closes:
@@ -185,6 +185,9 @@ class BinanceStreams:
         task.add_done_callback(self._closing.discard)
 
     # -- user data -------------------------------------------------------------------------------
+
+    def watches(self, portfolio_id: int) -> bool:
+        return portfolio_id in self.users
 
     def on_wires(self, wires: list[Wire]) -> None:
         """One commit's batch from the fan-out (every process sees every batch, in order)."""
