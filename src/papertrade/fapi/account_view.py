@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from papertrade.context import AppContext
 from papertrade.fapi.translate import dec, money
@@ -78,11 +78,13 @@ class Snapshot:
         return sorted(s for s in held if s in self.instruments)
 
 
-async def snapshot(session: AsyncSession, ctx: AppContext, portfolio: Portfolio) -> Snapshot:
-    """Read positions and open orders and value them at the current marks."""
+def snapshot(session: Session, ctx: AppContext, portfolio: Portfolio) -> Snapshot:
+    """Read positions and open orders and value them at the current marks (synchronous: run by
+    Database.read, on SQLite without a thread hop per statement)."""
     feed = require_feed(ctx.market)
-    positions = await position_service.load_positions(session, portfolio.id)
-    orders = await order_service.list_orders(session, portfolio.id, status="open", limit=MAX_ORDERS)
+    rows = session.scalars(position_service.positions_of(portfolio.id))
+    positions = {position_service.key_of(row): row for row in rows}
+    orders = session.scalars(order_service.orders_of(portfolio.id, status="open", limit=MAX_ORDERS))
     open_orders: dict[str, OpenSide] = {}
     for order in orders:
         key = position_service.position_key(order.symbol, order.position_side)

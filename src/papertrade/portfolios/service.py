@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from papertrade.auth.principal import Principal
 from papertrade.db import Database
@@ -65,6 +66,11 @@ async def get_owned(
     return check_owned(await session.scalar(statement), principal, portfolio_id)
 
 
+def get_owned_sync(session: Session, principal: Principal, portfolio_id: int) -> Portfolio:
+    """get_owned() for synchronous work (Database.read, run_unit)."""
+    return check_owned(session.get(Portfolio, portfolio_id), principal, portfolio_id)
+
+
 # Every column of a portfolio, read as plain values (no ORM object: a poll of a portfolio is a
 # bot's most frequent request, and loading the entity cost more than the statement). Built once:
 # building a statement per request costs as much again as running it.
@@ -74,8 +80,7 @@ _READ = select(*Portfolio.__table__.columns).where(Portfolio.id == bindparam("po
 async def read_owned(db: Database, principal: Principal, portfolio_id: int) -> dict[str, Any]:
     """The caller's live portfolio as a dict of its columns and its `code` (what get_owned
     checks, for a read); anyone else's, or a deleted one, is a 404."""
-    async with db.single_read() as connection:
-        row = (await connection.execute(_READ, {"portfolio_id": portfolio_id})).first()
+    row = await db.read_row(_READ, {"portfolio_id": portfolio_id})
     if (
         row is None
         or row.deleted_at is not None

@@ -3,6 +3,8 @@
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from papertrade.fapi import account_view, queries, translate
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.errors import FapiError, invalid_data
@@ -30,9 +32,11 @@ async def _portfolio(call: Call, session: Any) -> Portfolio:
 
 
 async def _snapshot(call: Call) -> account_view.Snapshot:
-    async with call.ctx.db.reader() as session:
-        portfolio = await _portfolio(call, session)
-        return await account_view.snapshot(session, call.ctx, portfolio)
+    def read(session: Session) -> account_view.Snapshot:
+        portfolio = portfolio_service.get_owned_sync(session, call.principal, call.portfolio_id)
+        return account_view.snapshot(session, call.ctx, portfolio)
+
+    return await call.ctx.db.read(read)
 
 
 def _symbol_filter(call: Call) -> Instrument | None:
