@@ -124,12 +124,7 @@ class PortfolioFanout:
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """The EventBus subscriber: runs after each commit, never waits for Redis."""
         if self.redis is None:
-            for event in events:
-                if isinstance(event, PortfolioEvent):
-                    self._deliver_local(event)
-            if self.listeners:  # converted only for the portfolios a listener follows here
-                watched = [e for e in events if self._watched(e)]
-                self._tell([w for w in map(to_wire, watched) if w is not None])
+            self._on_local_events(events)
             return
         wires = [w for w in map(to_wire, events) if w is not None]
         if not wires:
@@ -140,10 +135,30 @@ class PortfolioFanout:
             log.error("WebSocket event queue full; %d events not fanned out", len(wires))
             self.resync({w[1] for w in wires}, "events were dropped under load")
 
-    def _deliver_local(self, event: PortfolioEvent) -> None:
-        channel = channel_for_event(event.type)
-        if channel is None:
-            return
+    def _on_local_events(self, events: Sequence[DomainEvent]) -> None:
+        """Without Redis: number and deliver each event here. The listeners get wires only for
+        the portfolios one of them follows in this process: a tick can trigger thousands of
+        orders that nobody follows, and converting their events cost a fifth of the tick."""
+        followed: dict[int, bool] = {}
+        told: list[Wire] = []
+        for event in events:
+            if not isinstance(event, PortfolioEvent):
+                continue
+            channel = channel_for_event(event.type)
+            if channel is None:
+                continue
+            self._deliver_local(event, channel)
+            portfolio_id = event.portfolio_id
+            if not self.listeners:
+                continue
+            if portfolio_id not in followed:
+                followed[portfolio_id] = any(x.watches(portfolio_id) for x in self.listeners)
+            if followed[portfolio_id]:
+                data = native_data(event.data)
+                told.append((channel, portfolio_id, event.type, event.time, data))
+        self._tell(told)
+
+    def _deliver_local(self, event: PortfolioEvent, channel: str) -> None:
         portfolio_id = event.portfolio_id
         seq = self._seq[portfolio_id] = self._seq.get(portfolio_id, 0) + 1
         key = (portfolio_id, channel)
@@ -152,11 +167,6 @@ class PortfolioFanout:
         if self.hub.has(topic):  # numbered always, rendered only when someone listens
             wire = (channel, portfolio_id, event.type, event.time, native_data(event.data))
             self.hub.publish(topic, render(wire, seq, channel_seq))
-
-    def _watched(self, event: DomainEvent) -> bool:
-        return isinstance(event, PortfolioEvent) and any(
-            listener.watches(event.portfolio_id) for listener in self.listeners
-        )
 
     def _tell(self, wires: list[Wire]) -> None:
         if not wires:
