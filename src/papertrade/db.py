@@ -270,7 +270,8 @@ class Database:
         never waits for a lock: a point read from SQLite's page cache takes microseconds, while
         aiosqlite's thread hops around each statement (checkout, statement, fetch, return) cost
         a few hundred microseconds of CPU. A WAL reader is seldom refused; when it is ("database
-        is locked"), the work runs again as below. Elsewhere, in a reader() session."""
+        is locked"), the work runs again as below. Only reads that stay small belong here: the
+        loop waits for them, disk reads included. Elsewhere, in a reader() session."""
         if self.is_sqlite:
             try:
                 with Session(self._loop_reader(), expire_on_commit=False) as session:
@@ -386,7 +387,9 @@ def _writer_connection(dbapi_connection: Any, record: Any) -> None:
 
 
 def _busy(exc: OperationalError) -> bool:
-    return getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+    """SQLite refused for a lock held elsewhere (any extended code of BUSY or LOCKED)."""
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _loop_reader_connection(dbapi_connection: Any, _record: Any) -> None:
