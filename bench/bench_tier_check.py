@@ -33,7 +33,7 @@ async def main() -> None:
     print("| database | TIERS_ENFORCED | CPU per order, best round | median round |")
     print("|---|---|---:|---:|")
     for database, enforced, figures in sorted(rows, key=lambda r: (r[0], r[1])):
-        ordered = sorted(figures)
+        ordered = sorted(cpu for cpu, _background in figures)
         print(
             f"| {database} | {'on' if enforced else 'off'} | {ordered[0]:.0f} µs | "
             f"{ordered[len(ordered) // 2]:.0f} µs |"

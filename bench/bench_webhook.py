@@ -47,6 +47,7 @@ def serve(port: int, database_url: str, var: Path) -> None:
         rate_limit_webhook_per_3min=10**9,
         rate_limit_session_per_min=10**6,
         rate_limit_api_key_per_min=10**9,
+        tiers_enforced=False,  # one user with many portfolios, each with a webhook (free: one)
     )
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     uvloop.run(uvicorn.Server(config).serve())
