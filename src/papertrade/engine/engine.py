@@ -392,6 +392,7 @@ class Engine:
         portfolio_ids = sorted({o.portfolio_id for o in orders.values()})
         portfolios: dict[int, Portfolio] = {}
         positions: dict[tuple[int, str], Position] = {}  # by portfolio and position side
+        any_side: dict[int, Position] = {}  # one of each portfolio's rows (its symbol settings)
         for chunk in _chunks(portfolio_ids):
             found = await session.scalars(
                 select(Portfolio)
@@ -403,7 +404,9 @@ class Engine:
             held = await session.scalars(
                 select(Position).where(Position.portfolio_id.in_(chunk), Position.symbol == symbol)
             )
-            positions.update(((p.portfolio_id, p.position_side), p) for p in held)
+            for held_row in held:
+                positions[(held_row.portfolio_id, held_row.position_side)] = held_row
+                any_side[held_row.portfolio_id] = held_row
         instrument = instrument_of(self.ctx.market, symbol)
         partly: list[RestingOrder] = []
         for resting in crossed:
@@ -415,16 +418,15 @@ class Engine:
             key = (portfolio.id, order.position_side)
             position = positions.get(key)
             if position is None:
-                like = next((p for (pid, _), p in positions.items() if pid == portfolio.id), None)
                 position = position_service.flat_position(
                     portfolio.id,
                     instrument,
                     self.ctx.settings.default_leverage,
                     order.position_side,
-                    like=like,
+                    like=any_side.get(portfolio.id),
                 )
                 session.add(position)
-                positions[key] = position
+                positions[key] = any_side[portfolio.id] = position
             self._fill_one(uow, portfolio, position, order, instrument, mark)
             if order.is_open:
                 left = order.quantity - order.filled_quantity
