@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 
-from sqlalchemy import Select, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
@@ -358,21 +358,6 @@ async def list_orders(
     limit: int = 100,
 ) -> Sequence[Order]:
     """Newest first; `before_id` pages backwards."""
-    statement = orders_of(
-        portfolio_id, status=status, symbol=symbol, before_id=before_id, limit=limit
-    )
-    return (await session.scalars(statement)).all()
-
-
-def orders_of(
-    portfolio_id: int,
-    *,
-    status: str = "all",
-    symbol: str | None = None,
-    before_id: int | None = None,
-    limit: int = 100,
-) -> Select[Order]:
-    """list_orders()'s statement."""
     statement = select(Order).where(Order.portfolio_id == portfolio_id)
     if status == "open":
         statement = statement.where(Order.is_open.is_(True))
@@ -382,4 +367,4 @@ def orders_of(
         statement = statement.where(Order.symbol == symbol)
     if before_id is not None:
         statement = statement.where(Order.id < before_id)
-    return statement.order_by(Order.id.desc()).limit(limit)
+    return (await session.scalars(statement.order_by(Order.id.desc()).limit(limit))).all()

@@ -6,7 +6,6 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
 from papertrade.auth.principal import Principal
 from papertrade.db import Database
@@ -64,11 +63,6 @@ async def get_owned(
     if for_update:
         statement = statement.with_for_update()
     return check_owned(await session.scalar(statement), principal, portfolio_id)
-
-
-def get_owned_sync(session: Session, principal: Principal, portfolio_id: int) -> Portfolio:
-    """get_owned() for synchronous work (Database.read, run_unit)."""
-    return check_owned(session.get(Portfolio, portfolio_id), principal, portfolio_id)
 
 
 # Every column of a portfolio, read as plain values (no ORM object: a poll of a portfolio is a

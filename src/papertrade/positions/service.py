@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
@@ -55,12 +55,9 @@ def mode_sides(dual_side_position: bool) -> tuple[PositionSide, ...]:
     return (PositionSide.LONG, PositionSide.SHORT) if dual_side_position else (PositionSide.BOTH,)
 
 
-def positions_of(portfolio_id: int) -> Select[Position]:
-    return select(Position).where(Position.portfolio_id == portfolio_id)
-
-
 async def load_positions(session: AsyncSession, portfolio_id: int) -> dict[str, Position]:
-    return {key_of(row): row for row in await session.scalars(positions_of(portfolio_id))}
+    rows = await session.scalars(select(Position).where(Position.portfolio_id == portfolio_id))
+    return {key_of(row): row for row in rows}
 
 
 def sibling(positions: Mapping[str, Position], symbol: str) -> Position | None:

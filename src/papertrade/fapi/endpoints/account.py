@@ -33,8 +33,7 @@ async def _portfolio(call: Call, session: Any) -> Portfolio:
 
 async def _snapshot(call: Call) -> account_view.Snapshot:
     def read(session: Session) -> account_view.Snapshot:
-        portfolio = portfolio_service.get_owned_sync(session, call.principal, call.portfolio_id)
-        return account_view.snapshot(session, call.ctx, portfolio)
+        return account_view.read_snapshot(session, call.ctx, call.principal, call.portfolio_id)
 
     return await call.ctx.db.read(read)
 
