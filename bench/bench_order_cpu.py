@@ -157,7 +157,7 @@ async def main() -> None:
             median = sorted(figures)[len(figures) // 2][0]
             print(
                 f"\nPython per order in process, {database}: {median:.0f} µs (median round); "
-                "target ≤ 400 µs (issue 15; over HTTP: bench_order_http_cpu.py)"
+                "target ≤ 500 µs (issue 32; over HTTP: bench_order_http_cpu.py)"
             )
 
 
