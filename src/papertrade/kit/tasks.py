@@ -2,7 +2,10 @@
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from redis.asyncio.client import PubSub
 
 log = logging.getLogger("papertrade.tasks")
 
@@ -12,6 +15,20 @@ def cancel_requested() -> bool:
     own, which a retry loop would otherwise catch and retry forever, hanging the shutdown."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
+
+
+async def next_message(pubsub: "PubSub", wait_s: float) -> dict[str, Any] | None:
+    """The next published message (None after `wait_s` seconds without one), for a task that
+    listens until it is cancelled. A cancellation that lands while redis-py reads can come back
+    from it as a plain return without a message; the listening loop would then go on, and the
+    stop that waits for it would never end (seen under load: a test's app that never stopped
+    kept running into the next tests). The pending cancellation is raised here instead."""
+    message: dict[str, Any] | None = await pubsub.get_message(
+        ignore_subscribe_messages=True, timeout=wait_s
+    )
+    if cancel_requested():
+        raise asyncio.CancelledError
+    return message
 
 
 async def stop_within(task: asyncio.Task[None], seconds: float, grace_s: float = 2.0) -> bool:
@@ -27,6 +44,24 @@ async def stop_within(task: asyncio.Task[None], seconds: float, grace_s: float =
     if done and not task.cancelled():
         task.exception()  # retrieved: a task that failed while stopping is not logged twice
     return bool(done)
+
+
+async def cancel_redis_listeners(*tasks: "asyncio.Task[Any] | None", grace_s: float = 5.0) -> None:
+    """Cancel tasks that read from Redis and wait up to `grace_s` for them; one still running
+    then is logged and left behind, so that the stop around it ends. redis-py has been seen to
+    hold a cancelled read (a stop that never ended, with a Redis outage in the test before);
+    closing the task's connection afterwards, as its owner does, ends it."""
+    stopping = [task for task in tasks if task is not None]
+    for task in stopping:
+        task.cancel()
+    if not stopping:
+        return
+    done, pending = await asyncio.wait(stopping, timeout=grace_s)
+    for task in done:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s had failed before it was stopped", task.get_name())
+    for task in pending:
+        log.error("%s did not stop within %.0f s of its cancellation", task.get_name(), grace_s)
 
 
 async def cancel_and_wait(*tasks: "asyncio.Task[Any] | None") -> None:

@@ -22,7 +22,12 @@ from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import (
+    cancel_and_wait,
+    cancel_redis_listeners,
+    cancel_requested,
+    next_message,
+)
 from papertrade.kit.time import now_ms
 from papertrade.market import wire
 from papertrade.market.fanout import TickFanout, feed_status
@@ -130,12 +135,7 @@ class SharedFeed:
         """Stop the upstream (if running) and every Redis task."""
         self._started = False
         await self._stop_upstream()
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:
-            _, pending = await asyncio.wait(self._tasks, timeout=STOP_WAIT_S)
-            if pending:
-                log.error("market data: %d Redis tasks did not stop", len(pending))
+        await cancel_redis_listeners(*self._tasks, grace_s=STOP_WAIT_S)
         self._tasks.clear()
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
@@ -279,9 +279,7 @@ class SharedFeed:
                 if self._resync.is_set() and not self.leading:
                     self._resync.clear()
                     await self._load_snapshot(deliver=True)
-                message = await self._pubsub.get_message(
-                    ignore_subscribe_messages=True, timeout=0.5
-                )
+                message = await next_message(self._pubsub, wait_s=0.5)
                 delay = 0.1
             except REDIS_ERRORS as exc:
                 if cancel_requested():

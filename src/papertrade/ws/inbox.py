@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from papertrade.events import DomainEvent
 from papertrade.kit.deployment import namespace
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import cancel_redis_listeners, cancel_requested, next_message
 from papertrade.kit.time import now_ms
 from papertrade.ws.channels import BACKTESTS, INBOX
 from papertrade.ws.frames import dumps
@@ -53,8 +53,7 @@ class InboxRelay:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            await cancel_and_wait(task)
+        await cancel_redis_listeners(task)
 
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
         """The EventBus subscriber (after each commit)."""
@@ -93,7 +92,7 @@ class InboxRelay:
                     pubsub = self.redis.pubsub()
                     await pubsub.subscribe(self.channel)
                     self.ready.set()
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                message = await next_message(pubsub, wait_s=1.0)
                 delay = 0.1
             except (RedisError, OSError) as exc:
                 if cancel_requested():

@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 
 from papertrade.events import DomainEvent, PortfolioEvent
 from papertrade.kit.deployment import namespace
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import cancel_redis_listeners, cancel_requested, next_message
 from papertrade.ws.channels import channel_for_event
 from papertrade.ws.frames import dumps, native_data
 from papertrade.ws.hub import Hub
@@ -114,7 +114,7 @@ class PortfolioFanout:
         ]
 
     async def stop(self) -> None:
-        await cancel_and_wait(*self._tasks)
+        await cancel_redis_listeners(*self._tasks)
         self._tasks.clear()
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
@@ -226,7 +226,7 @@ class PortfolioFanout:
                     pubsub = self._pubsub = await self._subscribe()
                     self.resync(None, "the event relay reconnected")
                     log.warning("WebSocket event relay reconnected; clients told to resync")
-                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                message = await next_message(pubsub, wait_s=1.0)
                 delay = 0.1
             except (RedisError, OSError) as exc:
                 if cancel_requested():

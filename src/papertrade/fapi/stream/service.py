@@ -23,7 +23,7 @@ from papertrade.fapi.stream import market as mk
 from papertrade.fapi.stream.keys import ListenKey, ListenKeys
 from papertrade.fapi.stream.user import UserEvents, Wire, config_update, expired
 from papertrade.kit.deployment import namespace
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import cancel_redis_listeners, cancel_requested, next_message
 from papertrade.models import CompatKey, Portfolio
 from papertrade.trading.values import Quote
 from papertrade.ws.client import Client
@@ -86,7 +86,7 @@ class BinanceStreams:
             self._tasks.append(asyncio.create_task(self._listen(), name="fapi-ws-relay"))
 
     async def stop(self) -> None:
-        await cancel_and_wait(*self._tasks)
+        await cancel_redis_listeners(*self._tasks)
         self._tasks.clear()
         with contextlib.suppress(ValueError):
             self.realtime.portfolio.listeners.remove(self)
@@ -233,9 +233,7 @@ class BinanceStreams:
         assert self._pubsub is not None
         while True:
             try:
-                message = await self._pubsub.get_message(
-                    ignore_subscribe_messages=True, timeout=1.0
-                )
+                message = await next_message(self._pubsub, wait_s=1.0)
             except (RedisError, OSError) as exc:
                 if cancel_requested():
                     raise asyncio.CancelledError from exc
