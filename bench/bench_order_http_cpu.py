@@ -12,7 +12,7 @@ outbox consumers have handled its last event (so their work is in the figure), a
 idle process spends anyway (the simulated market's ticks, the engine's sweeps: measured for
 IDLE_S with the outbox drained) is taken off, so that a loaded machine, where fewer orders get
 through in the same seconds, does not charge that background to each order.
-Target: at most 400 µs.
+Target: at most 400 µs (issue 15); issue 32 asks at most 500 µs per `/v1` or `/fapi` order.
 
 Run: .venv/bin/python bench/bench_order_http_cpu.py [--sqlite]
 (`--sqlite`: the same on the embedded defaults, SQLite and no Redis, for comparison.)
@@ -36,7 +36,7 @@ from server import _SERVER_PIDS, machine, served, wrk
 SECONDS = 10
 RUNS = 3
 IDLE_S = 5.0
-TARGET_US = 400.0
+TARGET_US = 500.0  # issue 32
 
 
 def thread_ticks(pid: int) -> dict[str, int]:
