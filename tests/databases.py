@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 import asyncpg
@@ -84,6 +85,10 @@ def check_declared(what: str) -> None:
 
 
 _undeclared: list[str] = []
+# The test whose work this is: set while a test runs, and carried into the tasks it starts (and
+# into SQLAlchemy's greenlets). A task an earlier test left running (an app still stopping)
+# carries that test's id, so its connections are not blamed on the test running now.
+_started_by: ContextVar[str | None] = ContextVar("papertrade_test_started_by", default=None)
 
 
 def _on_connect(dbapi_connection: object, record: object) -> None:
@@ -91,8 +96,9 @@ def _on_connect(dbapi_connection: object, record: object) -> None:
 
     Raising here would fail inside the app's own code, where a request could turn it into a 500
     and hide the reason."""
-    if _current is not None and not opens_database(_current):
-        _undeclared.append(_current.nodeid)
+    test = _current
+    if test is not None and _started_by.get() == test.nodeid and not opens_database(test):
+        _undeclared.append(test.nodeid)
 
 
 @pytest.fixture(scope="session")
@@ -141,10 +147,12 @@ def _given_to_postgres(item: pytest.Item) -> bool:
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     global _current
     _current = item
+    started_by = _started_by.set(item.nodeid)
     try:
         return (yield)
     finally:
         _current = None
+        _started_by.reset(started_by)
         _undeclared.clear()
 
 
