@@ -2,17 +2,20 @@
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.config import Settings
 from papertrade.engine import engine as engine_module
 from papertrade.models import Order
 from papertrade.orders.events import OrderAccepted
 from papertrade.orders.views import order_event_data
+from tests.conditional.helpers import conditional, wait_for_conditional
 from tests.conftest import User, client_for, running_app, sign_up
 from tests.trading_api.helpers import (
     equity,
@@ -239,6 +242,56 @@ async def test_an_order_filled_while_open_orders_are_read_is_not_put_back(
     assert filled["avg_price"] == 55000
     await app.state.engine.pick_up_open_orders(full=True)
     assert resting["id"] not in app.state.engine.books.book("BTCUSDT")
+
+
+async def test_what_is_placed_while_a_full_pass_reads_stays_watched(
+    user: User, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The follower's full pass drops from the books what its read found closed. An order (and a
+    conditional order) placed after that read began is missing from it but open: it must stay in
+    the book, or a restart-free engine would not fill it until a later pass put it back."""
+    ctx, engine = app.state.ctx, app.state.engine
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    placed: dict[str, int] = {}
+
+    async def place_limit() -> None:
+        placed["order"] = (await limit(user, pid, "buy", "0.01", "55000"))["id"]
+
+    async def place_stop() -> None:
+        stop = await conditional(
+            user,
+            portfolio_id=pid,
+            symbol="BTCUSDT",
+            side="buy",
+            type="stop_market",
+            trigger_price="65000",
+            quantity="0.01",
+        )
+        placed["stop"] = stop["id"]
+
+    after_reads = [place_limit, place_stop]  # after the open orders' read, then the conditionals'
+    reads, passing = ctx.db.reader, asyncio.current_task()
+
+    @contextlib.asynccontextmanager
+    async def reader() -> AsyncIterator[AsyncSession]:
+        async with reads() as session:
+            yield session
+        if after_reads and asyncio.current_task() is passing:
+            step = after_reads.pop(0)
+            with monkeypatch.context() as inner:
+                inner.setattr(ctx.db, "reader", reads)  # the placement reads as usual
+                await step()
+
+    monkeypatch.setattr(ctx.db, "reader", reader)
+    await engine.pick_up_open_orders(full=True)
+    monkeypatch.setattr(ctx.db, "reader", reads)
+    assert not after_reads  # both were placed while the pass read
+    assert placed["order"] in engine.books.book("BTCUSDT")
+    assert placed["stop"] in engine.triggers
+    await set_price(app, "BTCUSDT", "65500")  # and the stop still fires
+    fired = await wait_for_conditional(user, placed["stop"], "triggered")
+    assert fired["actual_order_id"] is not None
 
 
 async def test_the_engine_forgets_taken_out_orders_after_a_while(

@@ -50,6 +50,12 @@ FULL_PASS_EVERY = 40  # a full pass every 10 s drops orders cancelled by other p
 TAKEN_OUT_MEMORY_S = 60.0
 
 
+@dataclasses.dataclass(slots=True)
+class _Joined:
+    orders: set[int] = dataclasses.field(default_factory=set)
+    conditionals: set[int] = dataclasses.field(default_factory=set)
+
+
 def _chunks(ids: list[int]) -> Iterable[list[int]]:
     for start in range(0, len(ids), CHUNK):
         yield ids[start : start + CHUNK]
@@ -74,6 +80,9 @@ class Engine:
         self._watermark = 0
         self._taken_out: dict[int, float] = {}  # order id → when this engine took it out
         self._background: set[asyncio.Task[None]] = set()
+        # While a full pass reads: what joined the books and the watch since its read began (a
+        # commit its snapshot missed), which the pass must not drop as closed.
+        self._joined_during_read: _Joined | None = None
 
     def _note_taken_out(self, order_ids: Iterable[int]) -> None:
         now = time.monotonic()
@@ -122,6 +131,26 @@ class Engine:
     async def pick_up_open_orders(self, *, full: bool, joined: set[str] | None = None) -> int:
         """Add open orders missing from the books; a full pass also drops closed ones. The
         symbols of what was added go into `joined`."""
+        if not full:
+            orders, _ = await self._pick_up(full=False, joined=joined)
+            return len(orders)
+        self._joined_during_read = during = _Joined()
+        try:
+            orders, conditionals = await self._pick_up(full=True, joined=joined)
+        finally:
+            self._joined_during_read = None
+        open_ids = orders | during.orders
+        for symbol, book in self.books.items():
+            for stale in [
+                o.order_id for o in [*book.bids(), *book.asks()] if o.order_id not in open_ids
+            ]:
+                self.books.remove(symbol, stale)
+        self.triggers.retain(conditionals | during.conditionals)
+        return len(orders)
+
+    async def _pick_up(self, *, full: bool, joined: set[str] | None) -> tuple[set[int], set[int]]:
+        """Add what the database holds open and the books and the watch miss; the ids of the
+        open orders and conditional orders read."""
         statement = select(Order).where(Order.is_open.is_(True))
         if not full:
             # Ids are assigned before commit, so a later commit can carry a lower id: look back.
@@ -135,32 +164,24 @@ class Engine:
                 if joined is not None:
                     joined.add(order.symbol)
             self._watermark = max(self._watermark, order.id)
-        await self._pick_up_conditional(full=full, joined=joined)
-        if full:
-            open_ids = {order.id for order in rows}
-            for symbol, book in self.books.items():
-                for stale in [
-                    o.order_id for o in [*book.bids(), *book.asks()] if o.order_id not in open_ids
-                ]:
-                    self.books.remove(symbol, stale)
-        return len(rows)
+        conditionals = await self._pick_up_conditional(full=full, joined=joined)
+        return {order.id for order in rows}, conditionals
 
-    async def _pick_up_conditional(self, *, full: bool, joined: set[str] | None) -> None:
+    async def _pick_up_conditional(self, *, full: bool, joined: set[str] | None) -> set[int]:
         """Watch waiting conditional orders missing from the watch (at start, and what other
-        processes placed); a full pass also drops closed ones."""
+        processes placed); the ids of those read."""
         statement = select(ConditionalOrder).where(ConditionalOrder.is_open.is_(True))
         if not full:
             statement = statement.where(ConditionalOrder.id > self._watermark - FOLLOW_LOOKBACK)
         async with self.ctx.db.reader() as session:
             rows = list(await session.scalars(statement.order_by(ConditionalOrder.id)))
-        if full:
-            self.triggers.retain({row.id for row in rows})
         for row in rows:
             if row.id not in self._taken_out and row.id not in self.triggers:
                 self.triggers.watch(conditional_data(row))
                 if joined is not None:
                     joined.add(row.symbol)
             self._watermark = max(self._watermark, row.id)
+        return {row.id for row in rows}
 
     async def _follow_forever(self) -> None:
         passes = 0
@@ -223,6 +244,8 @@ class Engine:
             if isinstance(event, OrderAccepted) and event.resting:
                 order = event.order
                 joined.add(order["symbol"])
+                if self._joined_during_read is not None:
+                    self._joined_during_read.orders.add(event.order_id)
                 self._add(
                     order["symbol"],
                     RestingOrder(
@@ -240,6 +263,8 @@ class Engine:
                 if self.active:
                     self.triggers.watch(event.conditional)
                     joined.add(event.symbol)
+                    if self._joined_during_read is not None:
+                        self._joined_during_read.conditionals.add(event.conditional_id)
             elif isinstance(event, ConditionalEvent) and self.active:
                 self.triggers.unwatch(event.symbol, event.conditional_id, event.portfolio_id)
                 self._note_taken_out([event.conditional_id])
