@@ -22,7 +22,8 @@ on (the budgets large enough for the run), so each authenticated request is char
 production. On SQLite (no Redis) and on PostgreSQL + Redis.
 
 Run: .venv/bin/python bench/bench_reads_cpu.py [--requests 2000] [--rounds 3] [--sqlite-only]
-     [--profile KIND] (cProfile of that kind's requests on SQLite, timed in CPU time, the top
+     [--profile KIND] (cProfile of that kind's requests on PostgreSQL + Redis, or on SQLite with
+     --sqlite-only, timed in CPU time, the top
      functions printed and the whole profile saved as reads.prof in the system's temporary
      directory, for pstats)
 Target: at most 400 µs per authenticated read (/v1 and /fapi), on both databases.
@@ -234,7 +235,7 @@ async def main() -> None:
     before = load_average()
     with tempfile.TemporaryDirectory() as var:
         sqlite = _settings(f"sqlite+aiosqlite:///{var}/bench.db", Path(var), None)
-        if args.profile:
+        if args.profile and args.sqlite_only:
             await profile(sqlite, args.profile, args.requests)
             return
         rows.append(("SQLite", await measure(sqlite, statements, args.requests, args.rounds)))
@@ -246,6 +247,9 @@ async def main() -> None:
                     fresh_database(base, f"papertrade_bench_reads_{os.getpid()}")
                 )
                 settings = _settings(url, Path(var), redis)
+                if args.profile:
+                    await profile(settings, args.profile, args.requests)
+                    return
                 figures = await measure(settings, statements, args.requests, args.rounds)
                 rows.append(("PostgreSQL + Redis", figures))
     print(f"Machine: {machine()}")
