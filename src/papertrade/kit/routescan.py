@@ -14,61 +14,102 @@ for a path that passes the guard is FastAPI's own (methods and 405s, parameters 
 conversion), so which route serves a request does not change. A router with a route of no
 known path expression is never skipped.
 
+The guards are made from the routes' paths alone, so nothing of FastAPI's own per-route work
+(each route's dependencies and parameter models, built again for every app that includes the
+router) is done before a request needs it: FastAPI builds an included router's routes the first
+time a path reaches it, and the guard lets only the paths it serves through. Building every
+route eagerly was half a second of CPU per app, which the test suite paid on each of its
+hundreds of app starts for the few routes each test calls.
+
 The guard uses FastAPI's private `_IncludedRouter` and `APIRouter._get_routes_version`; the pinned
 FastAPI version has both, and tests/foundation/test_routescan.py fails if an upgrade drops them.
 """
 
 import re
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from fastapi import FastAPI
-from fastapi.routing import APIRouter, _IncludedRouter
+from fastapi.routing import (
+    APIRoute,
+    APIRouter,
+    APIWebSocketRoute,
+    _IncludedRouter,
+    _RouterIncludeContext,
+)
 from starlette._utils import get_route_path
-from starlette.routing import BaseRoute, Match
+from starlette.routing import Match, Route, WebSocketRoute, compile_path
 from starlette.types import Scope
 
 
 def freeze_routing(app: FastAPI) -> None:
     """Call once every route is added: later route changes would not be seen."""
-    included = list(_included_routers(app.router.routes))
-    for original in {id(r.original_router): r.original_router for r in included}.values():
-        _pin_version(original)
-    for router in included:
-        _guard(router)
-
-
-def _included_routers(routes: list[BaseRoute]) -> Iterator[_IncludedRouter]:
-    """Every included router, at every depth, as the request path meets them (the children are
-    the ones the parent caches, so they are built here, after the versions are pinned)."""
-    for route in routes:
+    for route in app.router.routes:
         if isinstance(route, _IncludedRouter):
-            yield route
-            yield from _nested(route)
+            _pin_versions(route.original_router)
+            _freeze(route)
 
 
-def _nested(router: _IncludedRouter) -> Iterator[_IncludedRouter]:
-    for candidate in router.effective_candidates():
-        if isinstance(candidate, _IncludedRouter):
-            yield candidate
-            yield from _nested(candidate)
-
-
-def _pin_version(router: APIRouter) -> None:
+def _pin_versions(router: APIRouter) -> None:
+    """Pin the route count of the router and of every router it includes (shared by every app
+    that includes them, so pinned once)."""
+    if _PINNED in vars(router):
+        return
     version = router._get_routes_version()
     pinned: Callable[..., int] = lambda seen=None: version  # noqa: E731
     router._get_routes_version = pinned  # type: ignore[method-assign]
+    setattr(router, _PINNED, True)
+    for route in router.routes:
+        if isinstance(route, _IncludedRouter):
+            _pin_versions(route.original_router)
+
+
+_PINNED = "_papertrade_routes_pinned"
+
+
+def _freeze(router: _IncludedRouter) -> None:
+    """Guard the included router, and the routers it includes once FastAPI has made them (when
+    a request first reaches its routes)."""
+    _guard(router)
+    build = router.effective_candidates
+    guarded: list[bool] = []
+
+    def effective_candidates() -> list[Any]:
+        candidates = build()
+        if not guarded:
+            guarded.append(True)
+            for candidate in candidates:
+                if isinstance(candidate, _IncludedRouter):
+                    _freeze(candidate)
+        return candidates
+
+    router.effective_candidates = effective_candidates  # type: ignore[method-assign]
 
 
 def path_pattern(router: _IncludedRouter) -> re.Pattern[str] | None:
     """One expression matching exactly the paths some route of the included router matches
     (its routes' expressions, their named groups made plain); None if a route has none."""
-    patterns = []
-    for context in router.effective_route_contexts():
-        regex = getattr(context.starlette_route, "path_regex", None) or context.path_regex
-        if regex is None:
-            return None
-        patterns.append(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})")
-    return re.compile("|".join(patterns)) if patterns else None
+    patterns = list(_route_patterns(router.original_router, router.include_context))
+    if not patterns or None in patterns:
+        return None
+    return re.compile("|".join(f"(?:{_NAMED_GROUP.sub('(?:', p)})" for p in patterns if p))
+
+
+_PLAIN_ROUTES = (APIRoute, APIWebSocketRoute, Route, WebSocketRoute)
+
+
+def _route_patterns(router: APIRouter, context: _RouterIncludeContext) -> Iterator[str | None]:
+    """The path expression of each route, as FastAPI compiles it for this inclusion (the
+    prefixes joined the same way); None for a route of another kind."""
+    for route in router.routes:
+        if isinstance(route, _IncludedRouter):
+            yield from _route_patterns(
+                route.original_router, context.combine(route.include_context)
+            )
+        elif isinstance(route, _PLAIN_ROUTES):
+            yield compile_path(context.path_for(route))[0].pattern
+        else:
+            yield None
 
 
 _NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
