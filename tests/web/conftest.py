@@ -198,8 +198,13 @@ async def expect_toast(page: Page, text: str, kind: str = "") -> None:
         )
     except PlaywrightTimeout:
         shown = await page.evaluate("window.__toasts")
+        errors = await page.evaluate(
+            "[...document.querySelectorAll('.form-error')].map((e) => e.textContent)"
+            ".filter(Boolean)"
+        )
         raise AssertionError(
-            f"no toast said {text!r}; toasts since the last one found: {shown}"
+            f"no toast said {text!r}; toasts since the last one found: {shown}; "
+            f"form errors shown: {errors}; at {page.url}"
         ) from None
 
 
