@@ -6,7 +6,7 @@ import re
 
 import httpx
 from fastapi import FastAPI
-from fastapi.routing import APIRouter, _IncludedRouter
+from fastapi.routing import APIRouter, _IncludedRouter, _RouterIncludeContext
 
 from papertrade.kit.routescan import path_pattern
 from tests.conftest import client_for
@@ -19,7 +19,8 @@ def test_the_fastapi_internals_the_shortcut_uses_are_there() -> None:
     """An upgrade of FastAPI that renames them must fail here, not silently slow every request."""
     assert callable(APIRouter._get_routes_version)
     assert callable(_IncludedRouter.effective_candidates)
-    assert callable(_IncludedRouter.effective_route_contexts)
+    assert callable(_RouterIncludeContext.combine)
+    assert callable(_RouterIncludeContext.path_for)
 
 
 async def test_every_documented_operation_is_routed_to_an_endpoint(app: FastAPI) -> None:
