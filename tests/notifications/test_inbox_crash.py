@@ -26,6 +26,27 @@ def _progress(db: Path) -> tuple[int, int]:
     return int(last), int(row[0]) if row else 0
 
 
+FILLS_BETWEEN_KILLS = 8
+
+
+def _fills(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(
+            conn.execute(
+                "SELECT COUNT(*) FROM outbox_events WHERE type = 'order.filled'"
+            ).fetchone()[0]
+        )
+
+
+async def _until_more_fills(db: Path, more: int, within: float = 120) -> None:
+    """Until `more` fills were committed since the call (the load makes them)."""
+    start = await asyncio.to_thread(_fills, db)
+    deadline = asyncio.get_running_loop().time() + within
+    while (made := await asyncio.to_thread(_fills, db)) < start + more:
+        assert asyncio.get_running_loop().time() < deadline, f"{made - start} fills in {within} s"
+        await asyncio.sleep(0.1)
+
+
 @pytest.mark.skipif(PG_URL is not None, reason="the embedded mode under test is SQLite")
 async def test_kill_minus_nine_while_notifying_loses_and_repeats_nothing(tmp_path: Path) -> None:
     port = free_port()
@@ -40,11 +61,11 @@ async def test_kill_minus_nine_while_notifying_loses_and_repeats_nothing(tmp_pat
             asyncio.create_task(load([service.url], account, truth, stop, seed))
             for seed in range(3)
         ]
-        for _ in range(3):
-            await asyncio.sleep(2.0)
+        for _ in range(3):  # each kill lands after fills were made, however slow the machine
+            await _until_more_fills(db, FILLS_BETWEEN_KILLS)
             await asyncio.to_thread(service.kill)
             await asyncio.to_thread(service.start)
-        await asyncio.sleep(1.0)
+        await _until_more_fills(db, FILLS_BETWEEN_KILLS)
         stop.set()
         await asyncio.gather(*workers)
         for _ in range(600):  # the consumer catches up with what was committed
@@ -69,7 +90,7 @@ async def test_kill_minus_nine_while_notifying_loses_and_repeats_nothing(tmp_pat
                 "SELECT event_id, COUNT(*) FROM notifications WHERE kind = 'fill' GROUP BY event_id"
             )
         )
-    assert len(fills) > 20  # the load really ran across the restarts
+    assert len(fills) > 3 * FILLS_BETWEEN_KILLS  # the load really ran across the restarts
     assert [f for f in fills if f not in delivered] == []
     assert [e for e, count in delivered.items() if count != 1] == []
     assert set(delivered) <= set(fills)
