@@ -21,8 +21,9 @@ time a path reaches it, and the guard lets only the paths it serves through. Bui
 route eagerly was half a second of CPU per app, which the test suite paid on each of its
 hundreds of app starts for the few routes each test calls.
 
-The guard uses FastAPI's private `_IncludedRouter` and `APIRouter._get_routes_version`; the pinned
-FastAPI version has both, and tests/foundation/test_routescan.py fails if an upgrade drops them.
+The guard uses FastAPI's private `_IncludedRouter`, `_RouterIncludeContext` (`combine`,
+`path_for`) and `APIRouter._get_routes_version`; the pinned FastAPI version has them, and
+tests/foundation/test_routescan.py fails if an upgrade drops them.
 """
 
 import re
