@@ -4,12 +4,27 @@ import asyncio
 import dataclasses
 from decimal import Decimal
 
+from fastapi import FastAPI
+
 from papertrade.config import Settings
 from papertrade.engine.jobs import EQUITY_SNAPSHOTS, SETTLE_FUNDING
+from papertrade.models.job import JobRecord
 from papertrade.trading.funding import FUNDING_INTERVAL_MS
 from tests.conftest import running_app, sign_up
 from tests.jobs.helpers import runs_of, wait_for_job
 from tests.trading_api.helpers import equity, market, set_price
+
+
+async def _marking(app: FastAPI, until: int) -> list[JobRecord]:
+    """The succeeded snapshot runs that marked a point and began by `until`."""
+    return [
+        r
+        for r in await runs_of(app, EQUITY_SNAPSHOTS.name)
+        if r.status == "succeeded"
+        and r.result["marked"] >= 1
+        and r.started_at is not None
+        and r.started_at <= until
+    ]
 
 
 async def test_equity_snapshots_are_written_by_the_scheduled_job(
@@ -23,12 +38,15 @@ async def test_equity_snapshots_are_written_by_the_scheduled_job(
         while len(curve := (await user.get(f"/v1/portfolios/{pid}/equity-curve")).json()) < 2:
             assert asyncio.get_running_loop().time() < deadline, curve
             await asyncio.sleep(0.1)
+        # Every point of the curve was marked by one run of the job, which says how many it
+        # marked; a run's record says so once the run has ended, a moment after its commit.
+        times = {point["time"] for point in curve}
+        while len(marking := await _marking(app, max(times))) < len(curve):
+            assert asyncio.get_running_loop().time() < deadline, (curve, marking)
+            await asyncio.sleep(0.1)
         runs = [r for r in await runs_of(app, EQUITY_SNAPSHOTS.name) if r.status == "succeeded"]
         await user.client.aclose()
-    # Every point of the curve was marked by one run of the job, which says how many it marked.
-    times = {point["time"] for point in curve}
     assert all(point["equity"] == 10000 for point in curve)
-    marking = [r for r in runs if r.result["marked"] >= 1 and r.started_at <= max(times)]
     assert len(marking) >= len(curve) >= 2
     assert all(r.attempts == 1 and r.arguments == {} for r in runs)
 

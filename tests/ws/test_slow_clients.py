@@ -52,18 +52,22 @@ async def test_a_stalled_client_is_dropped_and_others_keep_up(
     owner = await sign_up(app)
     try:
         key = await owner.api_key()
-        stalled = await RawSocket.open(url, key)
-        stalled.send(op="subscribe", channels=["mark_price:BTCUSDT"])
         async with socket(url, key) as healthy:
             await healthy.subscribe("mark_price:BTCUSDT")
+            # What the machine gives the healthy client on its own: the yardstick below, so a
+            # loaded machine, which slows both runs alike, does not fail the test.
+            alone = sorted(await _pump_and_measure(app, healthy))
+            stalled = await RawSocket.open(url, key)
+            stalled.send(op="subscribe", channels=["mark_price:BTCUSDT"])
             await asyncio.sleep(0.2)  # the stalled client's subscription is in
             before = len(realtime.hub.clients)
             delays = await _pump_and_measure(app, healthy)
             assert len(delays) == MESSAGES  # the healthy client lost nothing…
             delays.sort()
-            # …and was never held up by the stalled one (generous bounds: CI machines are busy).
-            assert delays[len(delays) // 2] < 0.25, delays[len(delays) // 2]
-            assert delays[-1] < 2.0, delays[-1]
+            # …and was never held up by the stalled one: a client waited on would see seconds.
+            middle = len(delays) // 2
+            assert delays[middle] < 2 * alone[middle] + 0.1, (delays[middle], alone[middle])
+            assert delays[-1] < 2 * alone[-1] + 1.0, (delays[-1], alone[-1])
             assert len(realtime.hub.clients) == before - 1  # the stalled client is gone
         assert await stalled.drain_until_closed()
         stalled.close()
