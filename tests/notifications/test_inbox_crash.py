@@ -11,7 +11,7 @@ import pytest
 from papertrade.notifications.consumers import INBOX
 from tests.conftest import PG_URL
 from tests.liveserver import free_port
-from tests.reliability.crashkit import Service, Truth, load, setup
+from tests.reliability.crashkit import Service, Truth, between_kills, load, setup
 
 
 def _progress(db: Path) -> tuple[int, int]:
@@ -38,15 +38,6 @@ def _fills(db: Path) -> int:
         )
 
 
-async def _until_more_fills(db: Path, more: int, within: float = 120) -> None:
-    """Until `more` fills were committed since the call (the load makes them)."""
-    start = await asyncio.to_thread(_fills, db)
-    deadline = asyncio.get_running_loop().time() + within
-    while (made := await asyncio.to_thread(_fills, db)) < start + more:
-        assert asyncio.get_running_loop().time() < deadline, f"{made - start} fills in {within} s"
-        await asyncio.sleep(0.1)
-
-
 @pytest.mark.skipif(PG_URL is not None, reason="the embedded mode under test is SQLite")
 async def test_kill_minus_nine_while_notifying_loses_and_repeats_nothing(tmp_path: Path) -> None:
     port = free_port()
@@ -61,11 +52,12 @@ async def test_kill_minus_nine_while_notifying_loses_and_repeats_nothing(tmp_pat
             asyncio.create_task(load([service.url], account, truth, stop, seed))
             for seed in range(3)
         ]
+        made_fills = lambda: _fills(db)  # noqa: E731
         for _ in range(3):  # each kill lands after fills were made, however slow the machine
-            await _until_more_fills(db, FILLS_BETWEEN_KILLS)
+            await between_kills(2.0, made_fills, FILLS_BETWEEN_KILLS)
             await asyncio.to_thread(service.kill)
             await asyncio.to_thread(service.start)
-        await _until_more_fills(db, FILLS_BETWEEN_KILLS)
+        await between_kills(1.0, made_fills, FILLS_BETWEEN_KILLS)
         stop.set()
         await asyncio.gather(*workers)
         for _ in range(600):  # the consumer catches up with what was committed

@@ -14,7 +14,7 @@ import random
 import sqlite3
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from multiprocessing.process import BaseProcess
@@ -391,10 +391,33 @@ def verify(db_path: Path, report: CrashReport, truth: Truth) -> None:
     check(read_sqlite(db_path), report, truth)
 
 
+async def between_kills(
+    seconds: float, made: Callable[[], int], more: int | None, within: float = 120
+) -> None:
+    """Wait `seconds`, then until `made()` (work the load did: acknowledgements, events…) has
+    grown by `more` since the call, so a loaded machine gets as much work between two kills as
+    a quiet one; a machine that cannot do it within `within` seconds fails with what it did."""
+    start = made()
+    await asyncio.sleep(seconds)
+    if more is None:
+        return
+    deadline = asyncio.get_running_loop().time() + within
+    while (now := made()) < start + more:
+        assert asyncio.get_running_loop().time() < deadline, f"{now - start} of {more} made"
+        await asyncio.sleep(0.05)
+
+
 async def run(
-    var_dir: Path, port: int, *, kills: int, seconds_between: float, clients: int = 4
+    var_dir: Path,
+    port: int,
+    *,
+    kills: int,
+    seconds_between: float,
+    acked_between: int | None = None,
+    clients: int = 4,
 ) -> CrashReport:
-    """Load the service, kill -9 it `kills` times, restart it each time, then verify."""
+    """Load the service, kill -9 it `kills` times, restart it each time, then verify. Between
+    kills: `seconds_between`, and at least `acked_between` more orders acknowledged if given."""
     service = Service(var_dir, port)
     report = CrashReport()
     truth = Truth()
@@ -406,12 +429,13 @@ async def run(
             asyncio.create_task(load([service.url], account, truth, stop, seed))
             for seed in range(clients)
         ]
+        acked = lambda: len(truth.acked)  # noqa: E731
         for _ in range(kills):
-            await asyncio.sleep(seconds_between)
+            await between_kills(seconds_between, acked, acked_between)
             await asyncio.to_thread(service.kill)
             report.kills += 1
             await asyncio.to_thread(service.start)
-        await asyncio.sleep(seconds_between)
+        await between_kills(seconds_between, acked, acked_between)
         stop.set()
         await asyncio.gather(*workers)
     finally:

@@ -30,6 +30,7 @@ from tests.reliability.crashkit import (
     CrashReport,
     Service,
     Truth,
+    between_kills,
     check,
     load,
     read_postgres,
@@ -149,10 +150,13 @@ async def run_failover(
     *,
     kills: int,
     seconds_between: float,
+    acked_between: int | None = None,
     clients: int = 4,
     fapi_share: float = 0.3,
 ) -> FailoverReport:
-    """Two processes under load; kill -9 the engine leader `kills` times; verify each round."""
+    """Two processes under load; kill -9 the engine leader `kills` times; verify each round.
+    Between kills: `seconds_between`, and at least `acked_between` more orders acknowledged if
+    given."""
     env = {
         "PAPERTRADE_DATABASE_URL": database_url,
         "PAPERTRADE_REDIS_URL": redis_url,
@@ -177,8 +181,9 @@ async def run_failover(
                 for seed in range(clients)
             ]
             restart: asyncio.Future[None] | None = None
+            acked = lambda: len(truth.acked)  # noqa: E731
             for _ in range(kills):
-                await asyncio.sleep(seconds_between)
+                await between_kills(seconds_between, acked, acked_between)
                 if restart is not None:
                     await restart  # always a standby ready before the leader dies
                 leader = await wait_for_leader(conn_db, services)
@@ -193,7 +198,7 @@ async def run_failover(
                 term = _now()
                 told = truth.frozen()
                 check(await read_postgres(database_url), report, told)
-            await asyncio.sleep(seconds_between)
+            await between_kills(seconds_between, acked, acked_between)
             if restart is not None:
                 await restart
             # The simulated price sometimes stays within a few bps for a whole short run: keep

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.reliability.crashkit import Service, Truth, load, setup
+from tests.reliability.crashkit import Service, Truth, between_kills, load, setup
 from tests.reliability.outbox_service import CONSUMER
 
 
@@ -31,11 +31,23 @@ def _pending(db: Path) -> int:
     return int(last) - (int(row[0]) if row else 0)
 
 
+def _events(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM outbox_events").fetchone()[0])
+
+
 async def run_outbox(
-    var_dir: Path, port: int, *, kills: int, seconds_between: float, clients: int = 4
+    var_dir: Path,
+    port: int,
+    *,
+    kills: int,
+    seconds_between: float = 2.0,
+    events_between: int | None = None,
+    clients: int = 4,
 ) -> OutboxReport:
     """Load the service, kill -9 it `kills` times, restart it each time, let the consumer catch
-    up, then compare the outbox with the consumer's effects."""
+    up, then compare the outbox with the consumer's effects. Between kills: `seconds_between`,
+    and at least `events_between` more events committed if given."""
     command = [sys.executable, "-m", "tests.reliability.outbox_service", str(port)]
     service = Service(var_dir, port, command=command)
     db = var_dir / "papertrade.db"
@@ -49,13 +61,14 @@ async def run_outbox(
             asyncio.create_task(load([service.url], account, truth, stop, seed))
             for seed in range(clients)
         ]
+        events = lambda: _events(db)  # noqa: E731
         for _ in range(kills):
-            await asyncio.sleep(seconds_between)
+            await between_kills(seconds_between, events, events_between)
             await asyncio.to_thread(service.kill)
             report.kills += 1
             report.pending_at_kills.append(_pending(db))
             await asyncio.to_thread(service.start)
-        await asyncio.sleep(seconds_between)
+        await between_kills(seconds_between, events, events_between)
         stop.set()
         await asyncio.gather(*workers)
         for _ in range(600):  # the consumer catches up with everything committed

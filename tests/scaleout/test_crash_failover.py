@@ -26,7 +26,12 @@ async def test_kill_minus_nine_of_the_engine_leader_loses_nothing(
     finally:
         await client.aclose()
     report = await run_failover(
-        tmp_path, isolated_settings.database_url, REDIS_URL, kills=3, seconds_between=2.0
+        tmp_path,
+        isolated_settings.database_url,
+        REDIS_URL,
+        kills=3,
+        seconds_between=2.0,
+        acked_between=15,
     )
     assert report.kills == 3 and len(report.takeover_s) == 3
     assert max(report.takeover_s) < 5  # a standby takes over within about a second
