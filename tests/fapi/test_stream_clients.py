@@ -26,7 +26,7 @@ with warnings.catch_warnings():  # python-binance imports deprecated websockets 
     )
 
 from tests.fapi.helpers import Bot
-from tests.fapi.test_streams import SYMBOL, ccxt_pro, live_bot, ws_base
+from tests.fapi.test_streams import SYMBOL, ccxt_pro, live_bot, streaming, ws_base
 from tests.trading_api.helpers import set_price
 
 __all__ = ["live_bot"]  # the fixture, shared with test_streams.py
@@ -63,7 +63,7 @@ async def test_python_binance_futures_user_and_multiplex_sockets(
     manager.FSTREAM_URL = ws_base(live_url) + "/"  # trailing slash, as python-binance joins it
     try:
         async with manager.futures_user_socket() as user:
-            await asyncio.sleep(0.3)
+            await streaming(app, bot.portfolio_id)
             placed = await bot.ok("POST", "/v1/order", MARKET)
             events = await one_order(user.recv)
             assert [kind(e) for e in events] == ONE_ORDER

@@ -22,10 +22,12 @@ from tests.fapi.helpers import Bot
 from tests.fapi.test_streams import (
     SYMBOL,
     ccxt_pro,
+    listed,
     listen_key,
     live_bot,
     opened,
     recv,
+    streaming,
     until,
     ws_base,
 )
@@ -61,7 +63,7 @@ async def test_a_stops_trigger_reaches_the_user_stream(
     await set_price(app, "BTCUSDT", "60000")
     key = await listen_key(bot)
     async with opened(f"{ws_base(live_url)}/private/ws?listenKey={key}") as ws:
-        await asyncio.sleep(0.2)
+        await listed(ws, key)
         await bot.ok("POST", "/v1/order", MARKET)
         await until(ws, lambda m: m["e"] == "ACCOUNT_UPDATE")
         placed = await bot.ok("POST", "/v1/algoOrder", STOP)
@@ -258,24 +260,13 @@ async def test_ccxt_pro_user_watchers_see_an_order_a_cancel_and_a_trigger_within
         await exchange.close()
 
 
-async def streaming(app: FastAPI, portfolio_id: int) -> None:
-    """Until this process streams the portfolio's user data to a socket (the listenKey of a
-    newly connected private socket is looked up after the handshake)."""
-    service = app.state.binance_streams
-    for _ in range(1000):  # 10 s
-        if service.users.get(portfolio_id):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the private socket never streamed the portfolio")
-
-
 async def test_a_deleted_portfolio_ends_its_stream(
     app: FastAPI, live_bot: Bot, live_url: str, user: User
 ) -> None:
     bot = live_bot
     key = await listen_key(bot)
     async with opened(f"{ws_base(live_url)}/private/ws?listenKey={key}") as ws:
-        await asyncio.sleep(0.1)
+        await listed(ws, key)
         deleted = await user.delete(f"/v1/portfolios/{bot.portfolio_id}")
         assert deleted.status_code == 200, deleted.text
         await app.state.binance_streams.check()  # the periodic check (fapi_ws_check_s), now

@@ -57,6 +57,26 @@ async def until(ws: ClientConnection, test: Any, within: float = 5.0) -> Any:
                 return message
 
 
+async def listed(ws: ClientConnection, *names: str) -> None:
+    """Until the server streams `names` on this socket. It looks a listenKey up after the
+    handshake and answers messages in order, so the answer to LIST_SUBSCRIPTIONS comes after
+    that (a client that places an order at once could otherwise miss its events)."""
+    await ws.send('{"method": "LIST_SUBSCRIPTIONS", "id": 1}')
+    answer = await recv(ws)
+    assert answer == {"result": list(names), "id": 1}, answer
+
+
+async def streaming(app: FastAPI, portfolio_id: int) -> None:
+    """Until this process streams the portfolio's user data to a socket: for a client library
+    whose socket the test does not hold (the listenKey is looked up after the handshake)."""
+    service = app.state.binance_streams
+    async with asyncio.timeout(10):
+        for _ in itertools.count():
+            if service.users.get(portfolio_id):
+                return
+            await asyncio.sleep(0.01)
+
+
 async def drained(ws: ClientConnection) -> None:
     """Read until the server closes the connection."""
     with contextlib.suppress(ConnectionClosed):
@@ -125,7 +145,7 @@ async def test_user_stream_order_and_account_events(
     await set_price(app, "BTCUSDT", "60000")
     key = await listen_key(bot)
     async with opened(f"{ws_base(live_url)}/private/ws?listenKey={key}") as ws:
-        await asyncio.sleep(0.2)
+        await listed(ws, key)
         await bot.ok(
             "POST",
             "/v1/order",
@@ -210,7 +230,7 @@ async def test_a_fills_trade_id_and_realized_pnl(
     key = await listen_key(bot)
     market = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.02"}
     async with opened(f"{ws_base(live_url)}/private/ws?listenKey={key}") as ws:
-        await asyncio.sleep(0.2)
+        await listed(ws, key)
         await bot.ok("POST", "/v1/order", market)
         opened_at = await until(ws, lambda m: m["e"] == "TRADE_LITE")
         await set_price(app, "BTCUSDT", "61000")
@@ -242,7 +262,8 @@ async def test_events_filter_wrapped_stream_and_legacy_forms(
     ):
         await subscriber.send(orjson.dumps({"method": "SUBSCRIBE", "params": [key], "id": 1}))
         assert await recv(subscriber) == {"result": None, "id": 1}
-        await asyncio.sleep(0.2)
+        for ws in (wrapped, legacy_raw, legacy_wrapped):
+            await listed(ws, key)
         await bot.ok(
             "POST",
             "/v1/order",
@@ -266,7 +287,7 @@ async def test_delete_revoke_and_unknown_key_end_the_stream(
             await recv(nobody)
     key = await listen_key(bot)
     async with opened(f"{base}/private/ws?listenKey={key}") as ws:
-        await asyncio.sleep(0.1)
+        await listed(ws, key)
         await bot.client.delete("/fapi/v1/listenKey", headers={"X-MBX-APIKEY": bot.api_key})
         assert await recv(ws) == {
             "e": "listenKeyExpired",
@@ -277,7 +298,7 @@ async def test_delete_revoke_and_unknown_key_end_the_stream(
             await recv(ws)
     key = await listen_key(bot)
     async with opened(f"{base}/private/ws?listenKey={key}") as ws:
-        await asyncio.sleep(0.1)
+        await listed(ws, key)
         keys = (await user.get(f"/v1/portfolios/{bot.portfolio_id}/api-keys")).json()
         revoked = await user.delete(f"/v1/portfolios/{bot.portfolio_id}/api-keys/{keys[0]['id']}")
         assert revoked.status_code in (200, 204)
@@ -417,7 +438,7 @@ async def test_ccxt_pro_watch_orders_balance_ticker(
         assert ticker["symbol"] == SYMBOL and ticker["last"] > 0
         orders = asyncio.create_task(exchange.watch_orders(SYMBOL))
         balance = asyncio.create_task(exchange.watch_balance())
-        await asyncio.sleep(1.0)  # the listenKey and the private socket
+        await streaming(app, bot.portfolio_id)  # the listenKey and the private socket
         await exchange.create_order(SYMBOL, "market", "buy", 0.01)
         seen = await asyncio.wait_for(orders, 10)
         assert seen[-1]["symbol"] == SYMBOL and seen[-1]["side"] == "buy"

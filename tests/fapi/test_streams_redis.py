@@ -20,7 +20,7 @@ from papertrade.kit.deployment import namespace
 from tests.conftest import PG_URL, User, make_settings, running_app, sign_up
 from tests.databases import from_template
 from tests.fapi.helpers import Bot, make_bot
-from tests.fapi.test_streams import opened, recv, ws_base
+from tests.fapi.test_streams import listed, opened, recv, ws_base
 from tests.liveserver import free_port, live_server
 from tests.reliability.crashkit import Service
 from tests.trading_api.helpers import set_price
@@ -122,7 +122,8 @@ async def test_a_listen_key_crosses_processes(two_processes: tuple[Served, Serve
                 opened(f"{ws_base(second_url)}/private/ws?listenKey={key}") as ws_second,
                 opened(f"{ws_base(first_url)}/private/stream?listenKey={key}") as ws_first,
             ):
-                await asyncio.sleep(0.3)
+                await listed(ws_second, key)
+                await listed(ws_first, key)
                 market = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.01"}
                 await bot.ok("POST", "/v1/order", market)
                 expected = [
@@ -159,7 +160,8 @@ async def test_a_listen_key_crosses_processes(two_processes: tuple[Served, Serve
                 opened(f"{ws_base(first_url)}/private/ws?listenKey={key}") as ws_first,
                 opened(f"{ws_base(second_url)}/ws/{key}") as ws_second,
             ):
-                await asyncio.sleep(0.3)
+                await listed(ws_first, key)
+                await listed(ws_second, key)
                 keys = (await owner.get(f"/v1/portfolios/{bot.portfolio_id}/api-keys")).json()
                 revoked = await owner.delete(
                     f"/v1/portfolios/{bot.portfolio_id}/api-keys/{keys[0]['id']}"
@@ -273,14 +275,6 @@ async def two_served(tmp_path: Path) -> AsyncIterator[tuple[Service, Service]]:
             await _forget(url)
 
 
-async def _streaming(ws: ClientConnection, key: str) -> None:
-    """Until the server streams `key` on this socket: it looks the key up after the handshake,
-    then answers messages, so the answer to LIST_SUBSCRIPTIONS comes after that."""
-    await ws.send('{"method": "LIST_SUBSCRIPTIONS", "id": 1}')
-    answer = await recv(ws)
-    assert answer == {"result": [key], "id": 1}, answer
-
-
 async def _events(ws: ClientConnection, until: str, *, wrapped: bool = False) -> list[Any]:
     """The events up to the first `until`, unwrapped."""
     seen: list[Any] = []
@@ -340,7 +334,7 @@ async def test_two_serve_processes_keep_stream_and_end_a_listen_key(
             opened(f"{ws_base(second.url)}/private/ws?listenKey={idle_key}") as ws_idle,
         ):
             for ws, streamed in ((ws_second, key), (ws_first, key), (ws_idle, idle_key)):
-                await _streaming(ws, streamed)
+                await listed(ws, streamed)
             # Kept alive on the second process for one and a half lives.
             for _ in range(6):
                 kept = await on_second.put(f"/fapi/v1/listenKey?listenKey={key}", headers=header)
