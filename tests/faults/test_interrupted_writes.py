@@ -51,11 +51,12 @@ async def test_a_write_cancelled_mid_statement_leaves_the_write_lock_free(
     path = tmp_path / "papertrade.db"
     async with running_app(make_settings(f"sqlite+aiosqlite:///{path}", tmp_path)) as app:
         db = app.state.ctx.db
-        inside = threading.Event()
+        inside, left = threading.Event(), threading.Event()
 
         def slow(value: Any) -> Any:  # runs inside the statement, on the connection's thread
             inside.set()
             time.sleep(SLOW_S)
+            left.set()
             return value
 
         def with_slow(dbapi_connection: Any, _record: Any) -> None:
@@ -82,9 +83,13 @@ async def test_a_write_cancelled_mid_statement_leaves_the_write_lock_free(
         # early here (in a service it runs when it runs).
         with pytest.raises(asyncio.CancelledError) as cancelled:
             await task
-        await asyncio.sleep(2 * SLOW_S)  # the statement has ended on its thread
-
-        assert await asyncio.to_thread(_can_write, path), "a closed connection holds the lock"
+        assert await asyncio.to_thread(left.wait, 10), "the statement never ended"
+        # Its thread then finishes the statement and the connection's close: a moment, not
+        # the lifetime of the traceback kept above.
+        deadline = time.monotonic() + 10
+        while not await asyncio.to_thread(_can_write, path):
+            assert time.monotonic() < deadline, "a closed connection holds the lock"
+            await asyncio.sleep(0.05)
         async with asyncio.timeout(10):  # not the busy timeout's 30 s, then a 500
             user = await sign_up(app)
         await user.client.aclose()
