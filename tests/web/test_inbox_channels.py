@@ -29,7 +29,13 @@ async def test_the_bell_counts_live_on_any_page(page: Page, web: WebApp, steps: 
         await sign_up_in_browser(page, unique_email("bell"))
         me = await call(page, "GET", "/v1/user")
         await expect(page.locator("#inbox-count")).to_be_hidden()
-        await page.wait_for_timeout(500)  # the bell's socket subscribes after the page loads
+        # The bell's socket subscribes after the page loads: what follows is pushed to it.
+        hub = web.app.state.realtime.hub
+
+        async def subscribed() -> bool:
+            return bool(hub.has(f"inbox:{me['id']}"))
+
+        await _until(subscribed, "the bell's socket subscribes to the inbox")
     async with steps("two notifications arrive: the bell says so without a reload"):
         for title in ("One", "Two"):
             async with web.app.state.ctx.transaction() as uow:

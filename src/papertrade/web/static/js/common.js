@@ -58,13 +58,16 @@ export async function bell() {
 }
 
 // The bell is live on every page: the inbox channel of the WebSocket says when a notification
-// arrives (the count is re-read then); the minute timer stays as a safety net.
+// arrives (the count is re-read then); the minute timer stays as a safety net. The count is also
+// re-read once the subscription is in: what arrived since the page's first read, or while a
+// dropped socket was reconnecting, is counted too.
 function liveBell() {
   if (!document.getElementById('inbox-count') || typeof WebSocket === 'undefined') return;
   const socket = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/ws`);
   socket.addEventListener('open', () => socket.send(JSON.stringify({ op: 'subscribe', channels: ['inbox'] })));
   socket.addEventListener('message', (event) => {
-    if (JSON.parse(event.data).type === 'notification.created') bell();
+    const { type } = JSON.parse(event.data);
+    if (type === 'notification.created' || type === 'subscribed') bell();
   });
   socket.addEventListener('close', () => setTimeout(liveBell, 10000));
 }
