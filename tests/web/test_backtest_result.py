@@ -5,6 +5,7 @@ days; the period read "2026-10-29 12:00 → 12:00:00" and a trade of today only 
 
 import asyncio
 import re
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,7 +44,8 @@ async def showing(page: Page, around: int | None = None) -> tuple[str, str]:
     """What the price chart shows once it has read its candles (and, given `around`, once
     that moment is on screen)."""
     view = page.locator("#bt-price-view")
-    for _ in range(100):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
         text = await view.inner_text()
         if "Showing" in text and "reading more" not in text:
             start, end = shown(text)

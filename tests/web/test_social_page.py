@@ -2,6 +2,8 @@
 copied, pause, resume, unfollow (the settlement shows), cancel a subscription; and the comment
 threads of public portfolio and strategy pages, text shown as written."""
 
+import time
+
 from playwright.async_api import Browser, Page, expect
 
 from tests.conftest import unique_email
@@ -45,10 +47,9 @@ async def test_copy_from_the_copying_page(page: Page, web: WebApp, browser: Brow
     await call(leader, "POST", "/v1/order", {"portfolio_id": led["id"], **buy})
     # 5 USDT of margin at the leader's 20x is 100 USDT of BTC at 50,000: 0.002 BTC.
     relation = (await call(page, "GET", "/v1/copy/relations"))[0]
-    for _ in range(100):
-        trades = await call(page, "GET", f"/v1/copy/relations/{relation['id']}/trades")
-        if trades:
-            break
+    deadline = time.monotonic() + 30  # the copy is made in the background
+    while not (trades := await call(page, "GET", f"/v1/copy/relations/{relation['id']}/trades")):
+        assert time.monotonic() < deadline, "the leader's order was not copied"
         await page.wait_for_timeout(50)
     assert trades[0]["status"] == "copied" and trades[0]["quantity"] == 0.002
 
