@@ -52,7 +52,7 @@ async def test_take_profit_limit_places_a_resting_limit_order(user: User, app: F
     placed = (await user.get(f"/v1/order/{done['actual_order_id']}")).json()
     assert placed["type"] == "limit" and placed["price"] == 2850 and placed["status"] == "new"
     await set_price(app, "ETHUSDT", "2840")  # the placed limit order then fills as usual
-    for _ in range(200):
+    for _ in range(1500):
         placed = (await user.get(f"/v1/order/{done['actual_order_id']}")).json()
         if placed["status"] == "filled":
             break

@@ -316,7 +316,7 @@ async def test_funding_counts_in_the_copy_net_pnl(app: FastAPI, user_factory: An
     after_fees = -copy["commission"]  # 2 × 100 × 0.05 % = 0.1
     # A long pays a positive rate: 2 SOL × 100 × 0.01 % = 0.02 USDT.
     await risk.settle_funding(app.state.ctx, "SOLUSDT", now_ms(), Decimal("0.0001"), Decimal(100))
-    for _ in range(200):
+    for _ in range(600):
         seen = (await follower.get(f"/v1/copy/relations/{relation['id']}")).json()
         if seen["cum_net_pnl"] != after_fees:
             break

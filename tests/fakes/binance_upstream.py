@@ -120,7 +120,7 @@ class FakeBinanceUpstream:
         )
         self._http = uvicorn.Server(config)
         self._http_task = asyncio.create_task(self._http.serve(sockets=[sock]))
-        for _ in range(500):
+        for _ in range(3000):
             if self._http.started:
                 break
             await asyncio.sleep(0.01)

@@ -96,7 +96,7 @@ async def test_an_outage_answers_503_and_the_first_requests_after_it_succeed(
             again = await client.post("/v1/order", json=body, headers=bearer(key))
             assert again.status_code == 201, again.text
         assert (await client.get("/healthz")).status_code == 200
-        for _ in range(100):  # "back" is said once nothing has failed for a second
+        for _ in range(300):  # "back" is said once nothing has failed for a second
             if any("available again" in line for line in _fault_lines(caplog)):
                 break
             await asyncio.sleep(0.1)

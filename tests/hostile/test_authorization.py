@@ -316,7 +316,7 @@ async def _a_live_account(app: FastAPI, user_id: int) -> int:
 
 async def _inbox_notice_of(user: User, order_id: int) -> int:
     """The id of the inbox notification of a fill (delivered after the commit)."""
-    for _ in range(200):
+    for _ in range(600):
         for note in (await user.get("/v1/inbox", params={"kind": "fill"})).json()["notifications"]:
             if note["data"].get("id") == order_id:
                 return int(note["id"])

@@ -61,7 +61,7 @@ async def test_an_open_is_a_cornix_block_and_its_close_a_close_notice(
         await set_price(app, "BTCUSDT", "59990")
         await wait_for_inbox(fan, 2)  # "Subscription subscribed", the open
         await set_price(app, "BTCUSDT", "63000")  # the take-profit closes the position
-        for _ in range(200):
+        for _ in range(600):
             if not await positions(owner, portfolio["id"]):
                 break
             await asyncio.sleep(0.05)

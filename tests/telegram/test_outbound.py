@@ -46,7 +46,7 @@ async def test_a_fill_reaches_the_bound_chat_and_a_blocked_bot_deactivates_it(
         fake.blocked.add(700)
         await market(user, pid, "BTCUSDT", "sell", "0.002")
         await wait_for_inbox(user, 2)  # the inbox still gets it
-        for _ in range(200):
+        for _ in range(600):
             status = (await user.get("/v1/tg/status")).json()
             if status["status"] == "inactive":
                 break
@@ -103,7 +103,7 @@ async def test_a_webhook_signal_that_closes_a_position_sends_the_close_notice(
         await hook.ok("buy BTCUSDT 0.01")
         await set_price(app, "BTCUSDT", "51000")
         await hook.ok("close BTCUSDT")
-        for _ in range(200):
+        for _ in range(600):
             notices = [t for t in fake.to(704) if t.startswith("#BTC/USDT closed")]
             if notices:
                 break

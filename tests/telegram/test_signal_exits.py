@@ -85,7 +85,7 @@ async def test_a_limit_entry_places_reduce_only_exits_that_wait_for_the_fill(
         assert await _held(user, pid) == 0  # nothing opens before the entry fills
 
         await set_price(app, "BTCUSDT", "66990")  # the entry fills
-        for _ in range(100):
+        for _ in range(600):
             if await _held(user, pid) == Decimal("1.492"):
                 break
             await asyncio.sleep(0.05)

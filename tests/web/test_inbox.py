@@ -33,7 +33,7 @@ async def test_a_notification_arrives_live_and_is_marked_read(
         await expect(page.locator("#inbox-count")).to_be_hidden()
     async with steps("turn funding off in the inbox"):
         await page.get_by_label("funding by inbox").uncheck()
-        for _ in range(100):  # the change is saved in the background
+        for _ in range(600):  # the change is saved in the background
             if not await _funding_inbox(page):
                 break
             await asyncio.sleep(0.05)

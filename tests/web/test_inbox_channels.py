@@ -108,7 +108,7 @@ async def test_channel_cards(page: Page, web: WebApp, steps: Steps) -> None:
             )
             assert sent.status_code == 200, sent.text
         await source.locator("select").first.select_option(str(pid))
-        for _ in range(100):  # processed in the background: open the history once it is
+        for _ in range(300):  # processed in the background: open the history once it is
             events = await call(page, "GET", f"/v1/webhook-sources/{url.rsplit('/', 1)[1]}/events")
             if events["events"] and events["events"][0]["processed_at"]:
                 break
