@@ -17,7 +17,7 @@ async def conditional(user: User, **body: Any) -> dict[str, Any]:
 
 
 async def wait_for_conditional(
-    user: User, conditional_id: int, status: str, within: float = 5
+    user: User, conditional_id: int, status: str, within: float = 15
 ) -> dict[str, Any]:
     deadline = asyncio.get_running_loop().time() + within
     while True:

@@ -32,7 +32,7 @@ async def exchange(user: User, live_url: str) -> AsyncIterator[Any]:
     await made.close()
 
 
-async def _until(check: Any, within: float = 5) -> Any:
+async def _until(check: Any, within: float = 15) -> Any:
     deadline = asyncio.get_running_loop().time() + within
     while True:
         value = await check()

@@ -24,7 +24,7 @@ async def follow(
     return dict(response.json())
 
 
-async def trades(user: User, relation_id: int, count: int, within: float = 10) -> list[Any]:
+async def trades(user: User, relation_id: int, count: int, within: float = 30) -> list[Any]:
     """The relation's copy trades once there are at least `count`, oldest first."""
     deadline = asyncio.get_running_loop().time() + within
     while True:

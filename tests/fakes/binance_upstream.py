@@ -218,7 +218,7 @@ class FakeBinanceUpstream:
         """
         self._cuts.extend([(reset, kept_alive_only)] * count)
 
-    async def wait_for_connections(self, count: int = 1, within: float = 5.0) -> None:
+    async def wait_for_connections(self, count: int = 1, within: float = 15.0) -> None:
         """Wait until `count` connections were accepted in total and one is open."""
         async with asyncio.timeout(within):
             # Polling: connections come and go from the server's own tasks.

@@ -46,7 +46,7 @@ class Sink:
         return [m for m in self.messages if m["To"] == address]
 
     async def wait_for(
-        self, address: str, count: int = 1, within: float = 10
+        self, address: str, count: int = 1, within: float = 30
     ) -> list[EmailMessage]:
         deadline = asyncio.get_running_loop().time() + within
         while len(self.to(address)) < count:

@@ -46,7 +46,7 @@ class FakeTelegram:
     def to(self, chat_id: int) -> list[str]:
         return [s.text for s in self.sent if s.chat_id == chat_id]
 
-    async def wait_for(self, count: int, within: float = 15) -> list[Sent]:
+    async def wait_for(self, count: int, within: float = 30) -> list[Sent]:
         deadline = time.monotonic() + within
         while len(self.sent) < count:
             assert time.monotonic() < deadline, f"only {len(self.sent)} messages arrived"

@@ -38,7 +38,7 @@ async def _ledger_adds_up(user: User, pid: int) -> dict[str, Any]:
     return account
 
 
-async def _until(check: Any, within: float = 10) -> Any:
+async def _until(check: Any, within: float = 30) -> Any:
     deadline = asyncio.get_running_loop().time() + within
     while True:
         value = await check()

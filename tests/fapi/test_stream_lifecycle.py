@@ -115,7 +115,7 @@ class Watcher:
             self.failed = exc
             self._arrived.set()
 
-    async def nth(self, n: int, within: float = 10) -> tuple[float, Any]:
+    async def nth(self, n: int, within: float = 30) -> tuple[float, Any]:
         """Its n-th yield (from 0), once it came."""
         try:
             async with asyncio.timeout(within):

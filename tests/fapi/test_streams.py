@@ -44,12 +44,12 @@ async def opened(url: str) -> AsyncIterator[ClientConnection]:
         yield ws
 
 
-async def recv(ws: ClientConnection, within: float = 5.0) -> Any:
+async def recv(ws: ClientConnection, within: float = 15.0) -> Any:
     async with asyncio.timeout(within):
         return orjson.loads(await ws.recv())
 
 
-async def until(ws: ClientConnection, test: Any, within: float = 5.0) -> Any:
+async def until(ws: ClientConnection, test: Any, within: float = 15.0) -> Any:
     async with asyncio.timeout(within):
         while True:
             message = orjson.loads(await ws.recv())

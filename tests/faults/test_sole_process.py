@@ -148,7 +148,7 @@ async def _value(value: bool) -> bool:
     return value
 
 
-async def _eventually(check: Callable[[], Awaitable[Any]], within: float = 10) -> bool:
+async def _eventually(check: Callable[[], Awaitable[Any]], within: float = 30) -> bool:
     deadline = asyncio.get_running_loop().time() + within
     while not await check():
         if asyncio.get_running_loop().time() > deadline:

@@ -38,7 +38,7 @@ async def _resend(app: FastAPI, event: dict[str, Any], msg_id: str, **kw: Any) -
         return await provider.post("/v1/webhook/email/resend", content=body, headers=headers)
 
 
-async def _suppressed(user: User, within: float = 10) -> dict[str, Any]:
+async def _suppressed(user: User, within: float = 30) -> dict[str, Any]:
     deadline = time.monotonic() + within
     while True:
         state: dict[str, Any] = (await user.get("/v1/user/email")).json()
@@ -80,7 +80,7 @@ async def test_a_hard_bounce_suppresses_the_address_once(isolated_settings: Sett
         assert statuses == {user.email: "bounced", other.email: "delivered"}
 
 
-async def _mail_status(app: FastAPI, user: User, within: float = 10) -> str:
+async def _mail_status(app: FastAPI, user: User, within: float = 30) -> str:
     """The status of the user's last mail in their history, once the provider's events were
     all handled (in the background)."""
     deadline = time.monotonic() + within

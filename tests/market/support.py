@@ -14,7 +14,7 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-async def eventually(predicate: Callable[[], bool], within: float = 5.0) -> None:
+async def eventually(predicate: Callable[[], bool], within: float = 15.0) -> None:
     """Wait until predicate() holds, failing with TimeoutError after `within` seconds."""
     async with asyncio.timeout(within):
         # Polling is the point: the condition belongs to code that exposes no event to wait on.

@@ -13,7 +13,7 @@ async def inbox(user: User, **params: Any) -> dict[str, Any]:
 
 
 async def wait_for_inbox(
-    user: User, count: int, within: float = 10, **params: Any
+    user: User, count: int, within: float = 30, **params: Any
 ) -> list[dict[str, Any]]:
     """The user's notifications once there are at least `count` (the consumer runs after the
     commit, in the background)."""

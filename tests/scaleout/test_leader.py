@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-async def _until(condition: object, within: float = 10) -> None:
+async def _until(condition: object, within: float = 30) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while not condition():  # type: ignore[operator]
         if asyncio.get_running_loop().time() > deadline:

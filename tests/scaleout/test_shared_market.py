@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 REDIS_URL = "redis://127.0.0.1:6379/13"
 
 
-async def _until(condition: Callable[[], object], within: float = 10) -> None:
+async def _until(condition: Callable[[], object], within: float = 30) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while not condition():
         if asyncio.get_running_loop().time() > deadline:

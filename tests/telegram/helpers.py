@@ -62,7 +62,7 @@ async def send_update(app: FastAPI, update: Any, secret: str | None = SECRET) ->
         return await telegram.post("/v1/webhook/tg", json=update, headers=headers)
 
 
-async def processed(app: FastAPI, update_id: int, within: float = 10) -> str:
+async def processed(app: FastAPI, update_id: int, within: float = 30) -> str:
     """The outcome of an update once the background job has processed it."""
     deadline = asyncio.get_running_loop().time() + within
     while True:
@@ -86,7 +86,7 @@ async def queued_mark(app: FastAPI, chat_id: int) -> int:
 
 
 async def reply_after(
-    app: FastAPI, fake: FakeTelegram, chat_id: int, mark: int, within: float = 15
+    app: FastAPI, fake: FakeTelegram, chat_id: int, mark: int, within: float = 30
 ) -> str:
     """The bot's answer in `chat_id` to the one update of that chat processed since `mark` (a
     queued_mark taken before it was sent), once Telegram received it.

@@ -64,7 +64,7 @@ async def _post(app: FastAPI, fake: FakeTelegram, tg_user: int, text: str, **kw:
     return await reply_after(app, fake, tg_user, mark)
 
 
-async def _sent_starting(fake: FakeTelegram, chat_id: int, prefix: str, within: float = 10) -> str:
+async def _sent_starting(fake: FakeTelegram, chat_id: int, prefix: str, within: float = 30) -> str:
     deadline = asyncio.get_running_loop().time() + within
     while asyncio.get_running_loop().time() < deadline:
         found = [t for t in fake.to(chat_id) if t.startswith(prefix)]

@@ -36,7 +36,7 @@ async def set_price(app: FastAPI, symbol: str, price: str) -> None:
     await sim(app).set_price(symbol, Decimal(price))
 
 
-async def wait_for_mark(feed: SharedFeed, symbol: str, price: str, within: float = 5) -> None:
+async def wait_for_mark(feed: SharedFeed, symbol: str, price: str, within: float = 15) -> None:
     """Until the feed's mark of `symbol` is `price` (rounded to the tick)."""
     tick = feed.instruments()[symbol].tick_size
     wanted = (Decimal(price) / tick).to_integral_value() * tick
@@ -70,7 +70,7 @@ async def market(
 
 
 async def wait_for_status(
-    user: User, order_id: int, status: str, within: float = 5
+    user: User, order_id: int, status: str, within: float = 15
 ) -> dict[str, Any]:
     deadline = asyncio.get_running_loop().time() + within
     while True:

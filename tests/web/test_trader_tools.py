@@ -17,7 +17,7 @@ from tests.trading_api.helpers import set_price
 from tests.web.conftest import Steps, WebApp, call, expect_toast, sign_up_in_browser
 
 
-async def until_no_open_order(web: WebApp, portfolio_id: int, within: float = 10) -> None:
+async def until_no_open_order(web: WebApp, portfolio_id: int, within: float = 30) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while True:
         async with web.app.state.ctx.db.reader() as session:

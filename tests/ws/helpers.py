@@ -23,14 +23,14 @@ class Socket:
     async def send(self, **message: Any) -> None:
         await self.conn.send(json.dumps(message))
 
-    async def recv(self, within: float = 5) -> dict[str, Any]:
+    async def recv(self, within: float = 15) -> dict[str, Any]:
         raw = await asyncio.wait_for(self.conn.recv(), within)
         message: dict[str, Any] = json.loads(raw)
         self.seen.append(message)
         return message
 
     async def wait_for(
-        self, match: Callable[[dict[str, Any]], bool], within: float = 5
+        self, match: Callable[[dict[str, Any]], bool], within: float = 15
     ) -> dict[str, Any]:
         """The next message `match` accepts (others are skipped)."""
         deadline = asyncio.get_running_loop().time() + within
@@ -42,7 +42,7 @@ class Socket:
             if match(message):
                 return message
 
-    async def wait_type(self, kind: str, within: float = 5) -> dict[str, Any]:
+    async def wait_type(self, kind: str, within: float = 15) -> dict[str, Any]:
         return await self.wait_for(lambda m: m.get("type") == kind, within)
 
     async def subscribe(self, *channels: str, request_id: int | str = 1) -> dict[str, Any]:

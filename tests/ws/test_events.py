@@ -12,7 +12,7 @@ from tests.ws.helpers import Socket, socket
 ACCOUNT = ("orders", "positions", "balance")
 
 
-async def _events(ws: Socket, count: int, within: float = 5) -> list[dict[str, Any]]:
+async def _events(ws: Socket, count: int, within: float = 15) -> list[dict[str, Any]]:
     """The next `count` portfolio events (control messages such as heartbeats skipped)."""
     found: list[dict[str, Any]] = []
     while len(found) < count:
@@ -171,7 +171,7 @@ async def test_deleting_a_portfolio_unsubscribes_its_channels(
         async with socket(url, await owner.api_key()) as ws:
             await ws.subscribe(f"orders:{pid}")
             assert (await owner.delete(f"/v1/portfolios/{pid}")).status_code == 200
-            notice = await ws.wait_type("unsubscribed", within=3)
+            notice = await ws.wait_type("unsubscribed", within=15)
             assert notice == {
                 "type": "unsubscribed",
                 "channels": [f"orders:{pid}"],

@@ -46,7 +46,7 @@ async def test_ticker_and_klines(live_url: str, user: User) -> None:
     async with socket(live_url, await user.api_key()) as ws:
         reply = await ws.subscribe("ticker:ETHUSDT", "kline:ETHUSDT:1m", "kline:ETHUSDT:1h")
         assert reply["channels"] == ["ticker:ETHUSDT", "kline:ETHUSDT:1m", "kline:ETHUSDT:1h"]
-        ticker = await ws.wait_type("ticker", within=5)
+        ticker = await ws.wait_type("ticker", within=15)
         kline = await ws.wait_for(lambda m: m.get("channel") == "kline:ETHUSDT:1h", within=5)
     data = ticker["data"]
     assert data["symbol"] == "ETHUSDT" and data["high_price"] >= data["low_price"]
