@@ -51,7 +51,9 @@ HAVE_CHROMIUM = Path(CHROMIUM).exists()
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "web"
 DESKTOP: ViewportSize = {"width": 1366, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
-expect.set_options(timeout=10_000)
+# Ceilings, not waits: an expectation returns as soon as it holds. A page under two busy loops
+# beside both halves of the suite can take past 10 s to answer.
+expect.set_options(timeout=20_000)
 # The email provider's (Resend's, Svix-format) webhook secret of the shared app, so a test can
 # report a bounce the way the provider does (test_suppressed_address_banner.py).
 RESEND_SECRET = "whsec_" + base64.b64encode(b"resend-web-test-signing-key-32by").decode()
@@ -216,7 +218,7 @@ async def new_context(
     )
     await context.add_init_script(TOAST_RECORD)
     await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=web.url)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(20_000)
     return context
 
 

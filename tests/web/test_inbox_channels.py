@@ -40,9 +40,7 @@ async def test_the_bell_counts_live_on_any_page(page: Page, web: WebApp, steps: 
         for title in ("One", "Two"):
             async with web.app.state.ctx.transaction() as uow:
                 await service.notify_many(uow, [me["id"]], "system", Message(title, ""))
-            await expect(page.locator("#inbox-count")).to_have_text(
-                "1" if title == "One" else "2", timeout=15_000
-            )
+            await expect(page.locator("#inbox-count")).to_have_text("1" if title == "One" else "2")
         assert page.url.endswith("/app")
 
 

@@ -233,5 +233,5 @@ async def test_a_fill_whose_push_is_lost_reaches_the_history_with_the_safety_rea
         await set_price(web.app, "DOTUSDT", "11")
         await expect(row).to_have_count(0, timeout=25_000)
         sold = page.locator("#history-table tbody tr", has_text="Sell")
-        await expect(sold).to_contain_text("filled", timeout=10_000)
+        await expect(sold).to_contain_text("filled")
         await expect(sold).to_contain_text("11.")
