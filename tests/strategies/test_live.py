@@ -23,12 +23,12 @@ from tests.ws.helpers import socket
 
 
 @pytest.fixture(autouse=True)
-async def same_minute() -> None:
-    """Each test counts the signals of one closed 1m bar: start it early in a minute, so a new
-    bar does not close halfway through (the scheduled pass would evaluate that one too)."""
-    into_minute = now_ms() % 60_000
-    if into_minute > 45_000:
-        await asyncio.sleep((60_000 - into_minute) / 1000 + 0.2)
+def one_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test counts the signals of one closed 1m bar: its passes, and the scheduled ones,
+    see the clock as it was when the test began, so a bar that closes halfway through a slow
+    test is not evaluated too. (A test that means another time passes `now`.)"""
+    frozen = now_ms()
+    monkeypatch.setattr(live, "now_ms", lambda: frozen)
 
 
 ALWAYS_LONG = "symbol BTCUSDT\ntimeframe 1m\nwhen close > 0 then buy 0.01 qty\n"
