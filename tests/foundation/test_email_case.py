@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from papertrade import migrate
 from papertrade.config import Settings
 from papertrade.kit.security import hash_password
 from papertrade.migrate import alembic_config
@@ -104,7 +105,7 @@ async def test_the_migration_keeps_the_oldest_account_and_renames_later_duplicat
         oldest = await _insert_user(engine, "D@EXAMPLE.COM", 1_700_000_000_000)
         later = await _insert_user(engine, "d@example.com", 1_700_000_100_000)
         solo = await _insert_user(engine, "Solo@Example.COM", 1_700_000_200_000)
-        await _migrate(engine, "head")
+        await migrate.upgrade(engine)  # as the service does at start, from a release before
         async with engine.connect() as connection:
             rows: dict[int, str] = dict(
                 (await connection.execute(text("SELECT id, email FROM users ORDER BY id"))).all()
