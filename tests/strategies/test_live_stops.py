@@ -12,10 +12,10 @@ from papertrade.orders.pricing import Venue
 from papertrade.strategies import live
 from tests.conditional.helpers import wait_for_conditional
 from tests.conftest import User
-from tests.strategies.test_live import deploy, rewind, same_minute, signals
+from tests.strategies.test_live import deploy, one_bar, rewind, signals
 from tests.trading_api.helpers import positions, set_price
 
-__all__ = ["same_minute"]  # the autouse fixture of test_live, for these tests too
+__all__ = ["one_bar"]  # the autouse fixture of test_live, for these tests too
 
 
 async def conditionals(user: User, portfolio_id: int, status: str = "all") -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ from papertrade.config import Settings
 from papertrade.strategies import live
 from tests.conftest import User, sign_up
 from tests.notifications.helpers import wait_for_inbox
-from tests.strategies.test_live import ALWAYS_LONG, deploy, same_minute  # noqa: F401
+from tests.strategies.test_live import ALWAYS_LONG, deploy, one_bar  # noqa: F401
 from tests.telegram.helpers import link_code, message_update, processed, send_update, telegram_app
 from tests.trading_api.helpers import market, set_price
 
