@@ -377,12 +377,16 @@ def test_sleeping_is_refused_and_the_wall_clock_still_holds() -> None:
 def machine_without_unshare(
     monkeypatch: pytest.MonkeyPatch, tmp_path: "os.PathLike[str]"
 ) -> Iterator[None]:
-    """A machine whose PATH has no util-linux: the check runs again and refuses."""
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(isolation, "_status", None)
+    """A machine whose PATH has no util-linux: the check runs again and refuses.
+    Both swaps happen under the check's lock: a check already running in a thread (an earlier
+    test's backtest) would otherwise store its verdict on the real PATH over ours."""
+    with isolation._status_lock:
+        monkeypatch.setenv("PATH", str(tmp_path))
+        monkeypatch.setattr(isolation, "_status", None)
     yield
-    monkeypatch.undo()
-    isolation._status = None  # checked again, on this machine, by the next run
+    with isolation._status_lock:
+        monkeypatch.undo()
+        isolation._status = None  # checked again, on this machine, by the next run
 
 
 def test_a_machine_that_cannot_isolate_refuses_python_strategies(
