@@ -62,7 +62,10 @@ def _settings(database_url: str, var_dir: Path) -> Settings:
 
 
 async def _drained(app: Any) -> None:
-    """Until every outbox consumer has handled every event so far."""
+    """Until every outbox consumer has handled every event so far (at once when there is none:
+    bench_chain_cost.py's baseline)."""
+    if not app.state.outbox.consumers:
+        return
     deadline = asyncio.get_running_loop().time() + 300
     while True:
         async with app.state.ctx.db.reader() as session:

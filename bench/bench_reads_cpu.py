@@ -49,7 +49,7 @@ from sqlalchemy import Engine, event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from server import machine
+from server import load_average, machine
 
 from papertrade.app import create_app
 from papertrade.config import Settings
@@ -217,10 +217,6 @@ async def profile(settings: Settings, kind: str, count: int) -> None:
     stats = pstats.Stats(profiler)
     stats.sort_stats("cumulative").print_stats(45)
     stats.sort_stats("tottime").print_stats(30)
-
-
-def load_average() -> str:
-    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 async def main() -> None:

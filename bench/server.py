@@ -116,6 +116,12 @@ def machine() -> str:
     return f"{system}, {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}"
 
 
+def load_average() -> str:
+    """The machine's 1, 5 and 15 minute load averages: a figure is a result only on a quiet
+    machine (BENCHMARKS.md)."""
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
 def wrk(
     url: str,
     script: Path | None,
