@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from papertrade.models import Comment, OutboxEvent
 from tests.conftest import User, make_settings, running_app, sign_up
+from tests.foundation.helpers import hold_the_window
 from tests.strategies.test_api import create as create_strategy
 
 
@@ -102,6 +103,7 @@ async def test_limits(app: FastAPI, user_factory: Any, tmp_path: Any) -> None:
     async with running_app(settings) as limited:
         talker = await sign_up(limited)
         room = (await talker.portfolio(name="room", visibility="public"))["id"]
+        hold_the_window()  # the hour's three comments count in one window
         for _ in range(2):
             await comment(talker, room, "hello")
         third = await talker.post("/v1/comments", json={"portfolio_id": room, "text": "hello"})

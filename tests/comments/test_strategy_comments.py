@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from papertrade.models import Comment
 from tests.conftest import User, make_settings, running_app, sign_up
+from tests.foundation.helpers import hold_the_window
 from tests.notifications.helpers import inbox, wait_for_inbox
 from tests.strategies.test_api import create as create_strategy
 
@@ -146,6 +147,7 @@ async def test_length_and_one_rate_limit_for_portfolios_and_strategies(
         talker = await sign_up(limited)
         room = (await talker.portfolio(name="room", visibility="public"))["id"]
         ours = (await create_strategy(talker, visibility="public"))["id"]
+        hold_the_window()  # the hour's three comments count in one window
         posted = await talker.post("/v1/comments", json={"portfolio_id": room, "text": "hello"})
         assert posted.status_code == 201
         await comment(talker, ours, "hello")

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from papertrade.config import Settings
 from tests.conftest import User, bearer, client_for, running_app, sign_up
 from tests.fapi.helpers import Bot, make_bot, now_ms, signature
+from tests.foundation.helpers import hold_the_window
 from tests.trading_api.helpers import set_price
 
 ORDER = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.01"}
@@ -192,6 +193,7 @@ async def test_429_with_retry_after_when_budgets_are_spent(
         settings.rate_limit_compat_orders_per_10s,
     )
     try:
+        hold_the_window()  # the weight and the orders below count in one window each
         settings.rate_limit_compat_weight_per_min = 12
         weighed = await make_bot(user, fapi_client)
         answers = [await weighed.call("GET", "/v3/account") for _ in range(5)]

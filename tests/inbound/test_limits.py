@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from papertrade.config import Settings
 from tests.conftest import User, bearer, client_for, running_app, sign_up
+from tests.foundation.helpers import hold_the_window
 from tests.inbound.test_sources import SECRET, _resend
 
 LIMIT = 3  # events a minute per source, for these tests
@@ -77,6 +78,7 @@ async def test_each_source_has_its_own_budget_of_events_a_minute(
     async with running_app(settings) as app:
         owner = await sign_up(app)
         busy, quiet = await _finnhub_source(owner), await _finnhub_source(owner)
+        hold_the_window()  # every event below counts in one minute's window
         for n in range(LIMIT):
             sent = await _alert(app, busy, orjson.dumps({"id": f"a-{n}", "symbol": "ETHUSDT"}))
             assert sent.status_code == 200, sent.text

@@ -13,6 +13,7 @@ from playwright.async_api import Browser, Page, Request, Response, WebSocketRout
 
 from papertrade.config import Settings
 from tests.conftest import unique_email
+from tests.foundation.helpers import hold_the_window
 from tests.trading_api.helpers import set_price
 from tests.web.conftest import (
     Steps,
@@ -158,6 +159,7 @@ async def test_a_page_over_its_budget_says_so_waits_and_still_shows_pushed_data(
 
             async with steps("the session's budget is spent: the page says its data is stale"):
                 await spend_session_budget(page)
+                hold_the_window()  # refused for the rest of the test, however long it takes
                 async with httpx.AsyncClient() as tv:  # an alert: its events make the page read
                     sent = await tv.post(webhook["url"], content="buy LTCUSDT 1")
                 assert sent.status_code == 200, sent.text
