@@ -18,24 +18,18 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Sequence
-from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_order_cpu import IN_FLIGHT, PG_DEFAULT, _drained, _settings, idle_rate, timed
+from bench_order_cpu import IN_FLIGHT, PG_DEFAULT, _settings, idle_rate, placing, timed
 from server import load_average, machine
 
 from papertrade.app import create_app
-from papertrade.auth.principal import Principal
 from papertrade.chain.consumers import CHAIN
 from papertrade.config import Settings
-from papertrade.orders.commands import PlaceOrder
 from papertrade.outbox.catalogue import CONSUMERS
 from papertrade.outbox.dispatcher import Consumer
-from papertrade.trading.enums import OrderType, Side
-from tests.conftest import sign_up
 from tests.reliability.failover import fresh_database
 
 ROUNDS = 5
@@ -53,40 +47,13 @@ async def _measure(
     app = create_app(settings, consumers=consumers or CONSUMERS)
     if consumers is None:
         app.state.outbox.consumers = ()
-    async with app.router.lifespan_context(app):
-        user = await sign_up(app)
-        pids = [
-            (await user.portfolio(initial_balance="100000000"))["id"] for _ in range(portfolios)
-        ]
-        state: Any = app.state
-        writer = getattr(state, "orders", None) or state.ctx.orders
-        principal = Principal("session", user.profile["id"], 1)
-        commands = [
-            PlaceOrder(pid, "BTCUSDT", Side.BUY, OrderType.MARKET, quantity=Decimal("0.002"))
-            for pid in pids
-        ]
-        turn = [0]
-
-        def command() -> PlaceOrder:
-            turn[0] += 1
-            return commands[turn[0] % len(commands)]
-
-        async def place(count: int) -> None:
-            for _ in range(count // IN_FLIGHT):
-                # A loaded machine may take longer than the staleness limit over a round.
-                await state.ctx.market.set_price("BTCUSDT", Decimal(60000))
-                await asyncio.gather(
-                    *(writer.place(principal, command()) for _ in range(IN_FLIGHT))
-                )
-            await _drained(app)  # the round includes the consumers' work for its fills
-
+    async with app.router.lifespan_context(app), placing(app, portfolios) as place:
         await place(320)  # warm-up: caches, pools, the writer's memory
         rate = await idle_rate(app)
         figures = []
         for _ in range(ROUNDS):
             net, _background = await timed(app, rate, place(PER_ROUND))
             figures.append(net / PER_ROUND * 1e6)
-        await user.client.aclose()
     return figures
 
 

@@ -15,11 +15,14 @@ postgresql+asyncpg://postgres@127.0.0.1:5432/test) and dropped afterwards.
 """
 
 import asyncio
+import itertools
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -95,44 +98,49 @@ async def timed(app: Any, rate: float, work: Any) -> tuple[float, float]:
     return time.process_time() - cpu - background, background
 
 
-async def _measure(settings: Settings, portfolios: int = 1) -> list[tuple[float, float]]:
-    """(µs of CPU per order, µs of idle background taken off per order), one pair per round."""
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        user = await sign_up(app)
-        pids = [
-            (await user.portfolio(initial_balance="100000000"))["id"] for _ in range(portfolios)
-        ]
-        await app.state.ctx.market.set_price("BTCUSDT", Decimal(60000))
-        state: Any = app.state
-        writer = getattr(state, "orders", None) or state.ctx.orders
-        principal = Principal("session", user.profile["id"], 1)
-        commands = [
+@asynccontextmanager
+async def placing(app: Any, portfolios: int) -> AsyncIterator[Callable[[int], Awaitable[None]]]:
+    """In a running app: a user with `portfolios` portfolios, and `place(count)`, which places
+    `count` MARKET orders to them in turn, IN_FLIGHT at a time, and returns once the outbox's
+    consumers have handled their events (their work is part of an order)."""
+    user = await sign_up(app)
+    pids = [(await user.portfolio(initial_balance="100000000"))["id"] for _ in range(portfolios)]
+    market = app.state.ctx.market
+    await market.set_price("BTCUSDT", Decimal(60000))
+    writer = getattr(app.state, "orders", None) or app.state.ctx.orders
+    principal = Principal("session", user.profile["id"], 1)
+    commands = itertools.cycle(
+        [
             PlaceOrder(pid, "BTCUSDT", Side.BUY, OrderType.MARKET, quantity=Decimal("0.002"))
             for pid in pids
         ]
-        turn = [0]
+    )
 
-        def command() -> PlaceOrder:
-            turn[0] += 1
-            return commands[turn[0] % len(commands)]
+    async def place(count: int) -> None:
+        for _ in range(count // IN_FLIGHT):
+            # A loaded machine may take longer than the staleness limit over a round.
+            await market.set_price("BTCUSDT", Decimal(60000))
+            await asyncio.gather(
+                *(writer.place(principal, next(commands)) for _ in range(IN_FLIGHT))
+            )
+        await _drained(app)
 
-        async def place(count: int) -> None:
-            for _ in range(count // IN_FLIGHT):
-                # A loaded machine may take longer than the staleness limit over a round.
-                await app.state.ctx.market.set_price("BTCUSDT", Decimal(60000))
-                await asyncio.gather(
-                    *(writer.place(principal, command()) for _ in range(IN_FLIGHT))
-                )
-            await _drained(app)
+    try:
+        yield place
+    finally:
+        await user.client.aclose()
 
+
+async def _measure(settings: Settings, portfolios: int = 1) -> list[tuple[float, float]]:
+    """(µs of CPU per order, µs of idle background taken off per order), one pair per round."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app), placing(app, portfolios) as place:
         await place(400)  # warm-up: caches, pools, the writer's memory
         rate = await idle_rate(app)
         figures = []
         for _ in range(ROUNDS):
             net, background = await timed(app, rate, place(PER_ROUND))
             figures.append((net / PER_ROUND * 1e6, background / PER_ROUND * 1e6))
-        await user.client.aclose()
     return figures
 
 
