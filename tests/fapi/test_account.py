@@ -1,8 +1,10 @@
 """Account, balance and position shapes (v2 and v3), modes, brackets and configuration."""
 
+import httpx
 from fastapi import FastAPI
 
-from tests.fapi.helpers import Bot
+from tests.conftest import User
+from tests.fapi.helpers import Bot, make_bot
 from tests.trading_api.helpers import set_price
 
 ASSET_FIELDS = {
@@ -201,3 +203,32 @@ async def test_modes_configuration_and_brackets(bot: Bot) -> None:
         "makerCommissionRate": "0.000200",
         "takerCommissionRate": "0.000500",
     }
+
+
+async def test_v2_account_rows_are_each_portfolios_own(
+    bot: Bot, user: User, fapi_client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    """v2 lists every symbol, and the row of a symbol a portfolio has not touched is written once
+    and shared between responses: it must never carry another portfolio's leverage, resting
+    orders or position mode."""
+    await set_price(app, "ETHUSDT", "1000")
+    other = await make_bot(user, fapi_client)
+    untouched = {p["symbol"]: p for p in (await other.ok("GET", "/v2/account"))["positions"]}
+    await bot.ok("POST", "/v1/leverage", {"symbol": "ETHUSDT", "leverage": 5})
+    eth_bid = {"symbol": "ETHUSDT", "side": "BUY", "type": "LIMIT", "quantity": "1"}
+    await bot.ok("POST", "/v1/order", {**eth_bid, "price": "900", "timeInForce": "GTC"})
+    await other.ok("POST", "/v1/positionSide/dual", {"dualSidePosition": "true"})
+
+    mine = {p["symbol"]: p for p in (await bot.ok("GET", "/v2/account"))["positions"]}
+    theirs = (await other.ok("GET", "/v2/account"))["positions"]
+    assert mine["ETHUSDT"]["leverage"] == "5" and mine["ETHUSDT"]["maxNotional"] != "100000000"
+    assert mine["ETHUSDT"]["bidNotional"] == "900.00000000"
+    assert mine["ETHUSDT"]["openOrderInitialMargin"] == "180.00000000"  # 900 at 5x
+    assert {p["positionSide"] for p in mine.values()} == {"BOTH"}
+    assert len(theirs) == 2 * len(mine)  # hedge mode: LONG and SHORT for every symbol
+    for row in theirs:
+        assert row["leverage"] == "20" and row["bidNotional"] == "0.00000000", row
+    eth_long = next(p for p in theirs if p["symbol"] == "ETHUSDT" and p["positionSide"] == "LONG")
+    assert eth_long["openOrderInitialMargin"] == "0.00000000"
+    again = {p["symbol"]: p for p in (await bot.ok("GET", "/v2/account"))["positions"]}
+    assert again == mine and again["SOLUSDT"] == untouched["SOLUSDT"]

@@ -73,6 +73,12 @@ class Snapshot:
     def sides(self) -> tuple[PositionSide, ...]:
         return position_service.mode_sides(self.portfolio.dual_side_position)
 
+    def busy_symbols(self) -> set[str]:
+        """Symbols with a position row (a flat one still holds the symbol's leverage and margin
+        type) or resting orders; every other symbol's row is the same on every request."""
+        held = {row.symbol for row in self.positions.values()}
+        return held | {key.split(":")[0] for key in self.open_orders}
+
     def active_symbols(self) -> list[str]:
         """Symbols with a position or open orders (what v3 lists)."""
         held = {v.position.symbol for v in self.views.values()}
@@ -283,12 +289,7 @@ _IDLE_ROWS: dict[tuple[int, str, int], tuple[Instrument, dict[str, Any]]] = {}
 MAX_IDLE_ROWS = 10_000
 
 
-def _account_position_v2(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
-    if (
-        snap._row(symbol) is not None
-        or position_service.position_key(symbol, position_side) in snap.open_orders
-    ):
-        return _account_position_v2_of(snap, symbol, position_side)
+def _idle_position_v2(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
     instrument = snap.instruments[symbol]
     idle = (id(instrument), position_side, snap.default_leverage)
     found = _IDLE_ROWS.get(idle)
@@ -299,7 +300,7 @@ def _account_position_v2(snap: Snapshot, symbol: str, position_side: str) -> dic
             instrument,
             _account_position_v2_of(snap, symbol, position_side),
         )
-    return dict(found[1])
+    return found[1]  # shared by every response that shows it: responses are only serialised
 
 
 def _account_position_v2_of(snap: Snapshot, symbol: str, position_side: str) -> dict[str, Any]:
@@ -383,6 +384,7 @@ def account_v3(snap: Snapshot) -> dict[str, Any]:
 
 
 def account_v2(snap: Snapshot) -> dict[str, Any]:
+    busy = snap.busy_symbols()
     return {
         "feeTier": 0,
         "feeBurn": False,
@@ -395,7 +397,9 @@ def account_v2(snap: Snapshot) -> dict[str, Any]:
         **_totals(snap),
         "assets": [_asset(snap)],
         "positions": [
-            _account_position_v2(snap, s, side)
+            _account_position_v2_of(snap, s, side)
+            if s in busy
+            else _idle_position_v2(snap, s, side)
             for s, side in rows_of(snap, sorted(snap.instruments))
         ],
     }
