@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, Executable, MetaData, Row, create_engine, event, make_url
+from sqlalchemy import Engine, MetaData, Row, Select, create_engine, event, make_url
 from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from papertrade.faults.outage import CommitOutcomeUnknown, OutageLog, is_outage
+from papertrade.pgread import DriverRead, compile_read, fetch_row
 
 T = TypeVar("T")
 AnySession = Session | AsyncSession  # code that only adds, changes and emits takes either
@@ -92,6 +93,7 @@ class Database:
         self._writer_memory = WriterMemory()
         self._writer_data_version: int | None = None
         self._loop_reads: Engine | None = None
+        self._driver_reads: dict[int, DriverRead] = {}  # by id(statement): built once each
 
     @asynccontextmanager
     async def unit_of_work(
@@ -247,20 +249,33 @@ class Database:
         async with self._reads.connect() as connection:
             yield connection
 
-    async def read_row(self, statement: Executable, params: Mapping[str, Any]) -> Row[Any] | None:
-        """The first row of one read-only statement, for the hottest reads (a bot's poll).
+    async def read_row(
+        self, statement: Select[Any], params: Mapping[str, Any]
+    ) -> dict[str, Any] | None:
+        """The first row of one read-only statement as {column: value}, for the hottest reads
+        (a bot's poll).
 
-        On SQLite it runs on the event loop's own thread (see read()). Elsewhere, single_read().
-        """
+        On SQLite it runs on the event loop's own thread (see read()). On PostgreSQL it goes
+        to asyncpg itself (pgread.py), and back through SQLAlchemy should the driver fail."""
         if self.is_sqlite:
             try:
                 with self._loop_reader().connect() as connection:
-                    return connection.execute(statement, params).first()
+                    return _as_dict(connection.execute(statement, params).first())
             except OperationalError as exc:
                 if not _busy(exc):
                     raise
         async with self.single_read() as connection:
-            return (await connection.execute(statement, params)).first()
+            if not self.is_sqlite:
+                read = self._driver_reads.get(id(statement))
+                if read is None:
+                    read = self._driver_reads[id(statement)] = compile_read(
+                        statement, self.engine.dialect
+                    )
+                try:
+                    return await fetch_row(connection, read, params)
+                except Exception:  # SQLAlchemy's run of the statement tells what it was
+                    pass
+            return _as_dict((await connection.execute(statement, params)).first())
 
     async def read(self, work: Callable[[Session], T]) -> T:
         """Run the synchronous, read-only `work` with a session and return its result (the
@@ -351,6 +366,10 @@ def _ping_when_in_doubt(engine: Engine, outages: OutageLog) -> None:
 
 
 _USED_AT = "papertrade_used_at"
+
+
+def _as_dict(row: Row[Any] | None) -> dict[str, Any] | None:
+    return None if row is None else dict(row._mapping)
 
 
 class SQLiteConnection(sqlite3.Connection):

@@ -7,14 +7,15 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import bindparam, column, select, table, text
 from sqlalchemy.orm import Session
 
 from papertrade.db import Database
 
 pytestmark = pytest.mark.one_database  # reads on the event loop's thread are SQLite's own
 
-READ = text("SELECT v FROM t WHERE id = :id")
+T = table("t", column("id"), column("v"))
+READ = select(T.c.v).where(T.c.id == bindparam("id"))
 
 
 async def _database(path: Path) -> Database:
@@ -29,11 +30,11 @@ async def test_a_read_sees_the_last_commit(tmp_path: Path) -> None:
     database = await _database(tmp_path / "reads.db")
     try:
         row = await database.read_row(READ, {"id": 1})
-        assert row is not None and row.v == "first"
+        assert row is not None and row["v"] == "first"
         async with database.unit_of_work() as session:
             await session.execute(text("UPDATE t SET v = 'second' WHERE id = 1"))
         row = await database.read_row(READ, {"id": 1})
-        assert row is not None and row.v == "second"
+        assert row is not None and row["v"] == "second"
 
         def both(session: Session) -> list[str]:
             return list(session.scalars(text("SELECT v FROM t ORDER BY id")))
@@ -67,7 +68,7 @@ async def test_a_locked_database_does_not_stop_the_event_loop(tmp_path: Path, ho
             return await database.read(lambda session: str(session.scalar(READ, {"id": 1})))
         row = await database.read_row(READ, {"id": 1})
         assert row is not None
-        return str(row.v)
+        return str(row["v"])
 
     ticker = asyncio.create_task(tick())
     reading = asyncio.create_task(read())

@@ -77,13 +77,14 @@ async def read_owned(db: Database, principal: Principal, portfolio_id: int) -> d
     row = await db.read_row(_READ, {"portfolio_id": portfolio_id})
     if (
         row is None
-        or row.deleted_at is not None
-        or row.id != portfolio_id
-        or row.user_id != principal.user_id
-        or principal.portfolio_id not in (None, row.id)
+        or row["deleted_at"] is not None
+        or row["id"] != portfolio_id
+        or row["user_id"] != principal.user_id
+        or principal.portfolio_id not in (None, portfolio_id)
     ):
         raise NotFound("Portfolio not found.", code="portfolio_not_found")
-    return {**row._mapping, "code": code_of(row.id)}
+    row["code"] = code_of(portfolio_id)
+    return row
 
 
 def is_owner(principal: Principal, portfolio: Portfolio) -> bool:

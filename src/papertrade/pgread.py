@@ -1,0 +1,60 @@
+"""One-row reads on PostgreSQL through asyncpg itself, for the hottest read (a bot's poll).
+
+Through SQLAlchemy a point read costs about three times the driver's own work (the connection's
+execution context, the adapter's cursor, a greenlet hop per call: BENCHMARKS.md). A statement
+read here is compiled once by SQLAlchemy for the engine's dialect, and each parameter and column
+is converted as SQLAlchemy would convert it (its type's processors for that dialect: amounts
+stay exact Decimals), so the row is the same as SQLAlchemy's. Database.read_row sends a read
+whose driver call fails back through SQLAlchemy on the same connection, which then fails or
+succeeds as any statement would (a lost connection is recognised, the pool refreshed, and the
+request answered 503)."""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Dialect, Select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+Convert = Callable[[Any], Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class DriverRead:
+    statement: Select[Any]  # held, so that the id keying a cache of these is never reused
+    sql: str
+    params: tuple[tuple[str, Convert], ...]  # bind names in the SQL's order
+    columns: tuple[tuple[str, Convert], ...]
+
+
+def compile_read(statement: Select[Any], dialect: Dialect) -> DriverRead:
+    compiled = statement.compile(dialect=dialect)
+    params = tuple(
+        (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
+        for name in compiled.positiontup or ()
+    )
+    selected = statement.selected_columns
+    columns = tuple(
+        (key, column.type.dialect_impl(dialect).result_processor(dialect, None))
+        for key, column in zip(selected.keys(), selected, strict=True)
+    )
+    return DriverRead(statement, compiled.string, params, columns)
+
+
+async def fetch_row(
+    connection: AsyncConnection, read: DriverRead, values: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The first row as {column: value}; raises what the driver raises."""
+    arguments = [
+        values[name] if convert is None else convert(values[name]) for name, convert in read.params
+    ]
+    driver = (await connection.get_raw_connection()).driver_connection
+    if driver is None:
+        raise ConnectionError("the pooled connection has no driver connection")
+    record = await driver.fetchrow(read.sql, *arguments)
+    if record is None:
+        return None
+    return {
+        name: value if convert is None else convert(value)
+        for (name, convert), value in zip(read.columns, record, strict=True)
+    }
