@@ -11,7 +11,14 @@ from playwright.async_api import Browser, Page, Route, expect
 
 from papertrade.web.routes import SIGNED_IN_PAGES
 from tests.conftest import unique_email
-from tests.web.conftest import WebApp, call, expect_toast, new_context, sign_up_in_browser
+from tests.web.conftest import (
+    PHONE,
+    WebApp,
+    call,
+    expect_toast,
+    new_context,
+    sign_up_in_browser,
+)
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "src" / "papertrade" / "web" / "templates"
 
@@ -140,3 +147,36 @@ async def test_every_signed_in_page_enables_its_forms(page: Page) -> None:
         await page.goto(path)
         await expect(page.locator("[data-until-ready]"), path).to_have_count(0)
         assert not await page.locator("form button[type=submit][disabled]").count(), path
+
+
+async def test_the_phone_views_buttons_wait_for_the_portfolio_script(
+    browser: Browser, web: WebApp
+) -> None:
+    """At phone width the portfolio page shows one view at a time, switched by its script. A tap
+    on "Positions" before the script ran would look taken and do nothing (a loaded phone, or a
+    test clicking right after a reload): the buttons wait, disabled, until the script is in."""
+    context = await new_context(browser, web, PHONE)
+    try:
+        page = await context.new_page()
+        await sign_up_in_browser(page, unique_email("phoneviews"))
+        made = await call(page, "POST", "/v1/portfolios", {"name": "Phone"})
+        script_in = asyncio.Event()
+
+        async def slow(route: Route) -> None:
+            await script_in.wait()
+            await route.continue_()
+
+        await page.route("**/static/app/js/pages/portfolio.js", slow)
+        await page.goto(f"/app/portfolios/{made['id']}", wait_until="commit")
+        positions = page.locator(".phone-tabs [data-phone-view=positions]")
+        buy = page.locator(".phone-bar [data-phone-side=buy]")
+        await expect(positions).to_be_disabled()
+        await expect(buy).to_be_disabled()
+
+        script_in.set()
+        await positions.click()  # waits until the script has enabled it
+        await expect(positions).to_have_attribute("aria-pressed", "true")
+        await expect(page.get_by_role("tab", name="Signals")).to_be_visible()
+        await expect(buy).to_be_enabled()
+    finally:
+        await context.close()

@@ -53,9 +53,10 @@ export async function busy(button, work) {
   }
 }
 
-/** Enable a form's submit buttons rendered `disabled data-until-ready`, once its submit handler
- * is attached. Until then a click (or Enter) does nothing, rather than the browser's own
- * submission: a GET that would put the fields (a password) in the address and drop its query. */
+/** Enable the buttons under `form` (or any container) rendered `disabled data-until-ready`, once
+ * their handlers are attached. Until then a click (or Enter) does nothing, rather than the
+ * browser's own submission: a GET that would put the fields (a password) in the address and
+ * drop its query; or, for the phone views' buttons, a tap that looks taken and is lost. */
 export function ready(form) {
   for (const button of form.querySelectorAll('[data-until-ready]')) {
     button.disabled = false;

@@ -9,7 +9,7 @@ import { get, post } from '../api.js';
 import { $, $$ } from '../dom.js';
 import { loadInstruments } from '../instruments.js';
 import { coalesce, connectLive, every, liveStatus } from '../live.js';
-import { busy, formError, tabs, toast, wireCopyButtons } from '../ui.js';
+import { busy, formError, ready, tabs, toast, wireCopyButtons } from '../ui.js';
 import { price, qty } from '../instruments.js';
 import { setupChart } from '../portfolio/chart.js';
 import { setupAccount } from '../portfolio/account.js';
@@ -281,6 +281,9 @@ function setupPhone() {
       ticket.start(b.dataset.phoneSide);
     });
   }
+  // Rendered disabled: a tap before this script ran would have done nothing, silently.
+  ready($('.phone-tabs', root));
+  ready($('.phone-bar', root));
 }
 
 // Prices and sizes show with each symbol's own tick and step, so know them first.
