@@ -25,6 +25,18 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "src" / "papertrade" / "web" /
 PASSWORD = "s3cret-pass"
 
 
+async def held_back(page: Page, script: str) -> asyncio.Event:
+    """Hold the page script `script` back until the returned event is set."""
+    script_in = asyncio.Event()
+
+    async def slow(route: Route) -> None:
+        await script_in.wait()
+        await route.continue_()
+
+    await page.route(f"**/static/app/js/pages/{script}", slow)
+    return script_in
+
+
 async def test_signing_in_before_the_script_loads_sends_nothing_and_then_works(
     page: Page, browser: Browser, web: WebApp
 ) -> None:
@@ -39,13 +51,7 @@ async def test_signing_in_before_the_script_loads_sends_nothing_and_then_works(
     finally:
         await context.close()
 
-    script_in = asyncio.Event()
-
-    async def slow(route: Route) -> None:
-        await script_in.wait()
-        await route.continue_()
-
-    await page.route("**/static/app/js/pages/auth.js", slow)
+    script_in = await held_back(page, "auth.js")
     sent: list[str] = []  # every request of the page, to find a submission by the browser
     page.on("request", lambda request: sent.append(f"{request.method} {request.url}"))
     target = f"/p/{made['code']}"
@@ -111,13 +117,7 @@ async def test_an_order_ticket_used_before_its_script_sends_nothing_then_works(
 ) -> None:
     await sign_up_in_browser(page, unique_email("early-ticket"))
     made = await call(page, "POST", "/v1/portfolios", {"name": "Early ticket"})
-    script_in = asyncio.Event()
-
-    async def slow(route: Route) -> None:
-        await script_in.wait()
-        await route.continue_()
-
-    await page.route("**/static/app/js/pages/portfolio.js", slow)
+    script_in = await held_back(page, "portfolio.js")
     address = f"{web.url}/app/portfolios/{made['id']}"
     await page.goto(address, wait_until="commit")
     submit = page.locator("#t-submit")
@@ -160,13 +160,7 @@ async def test_the_phone_views_buttons_wait_for_the_portfolio_script(
         page = await context.new_page()
         await sign_up_in_browser(page, unique_email("phoneviews"))
         made = await call(page, "POST", "/v1/portfolios", {"name": "Phone"})
-        script_in = asyncio.Event()
-
-        async def slow(route: Route) -> None:
-            await script_in.wait()
-            await route.continue_()
-
-        await page.route("**/static/app/js/pages/portfolio.js", slow)
+        script_in = await held_back(page, "portfolio.js")
         await page.goto(f"/app/portfolios/{made['id']}", wait_until="commit")
         positions = page.locator(".phone-tabs [data-phone-view=positions]")
         buy = page.locator(".phone-bar [data-phone-side=buy]")
