@@ -29,6 +29,12 @@ BUSY = (
     "The database stayed busy with other writes; this request was not executed. Retry in a few "
     "seconds."
 )
+CONFLICT = (
+    "The database stopped this request to settle a conflict with other writes made at the same "
+    "moment; it was not executed. Retry it."
+)
+# PostgreSQL's deadlock_detected and serialization_failure: it rolled the transaction back.
+PG_CONFLICTS = frozenset({"40P01", "40001"})
 STORAGE_FULL = (
     "The server's storage is full; this request was not executed. Retry once space is freed."
 )
@@ -83,6 +89,14 @@ def is_busy(exc: BaseException) -> bool:
     return "database is locked" in str(original)
 
 
+def is_conflict(exc: BaseException) -> bool:
+    """PostgreSQL broke a lock cycle (or a serialization conflict) by rolling this transaction
+    back. Lock order keeps the service's own writes out of cycles; this is the answer if one is
+    missed: 503 "not executed", never a 500."""
+    original = exc.orig if isinstance(exc, DBAPIError) else exc
+    return getattr(original, "sqlstate", None) in PG_CONFLICTS
+
+
 def is_outage(exc: BaseException) -> bool:
     """The database (not the request) failed: unreachable, restarting, or the connection broke."""
     if isinstance(exc, DatabaseUnavailable):
@@ -125,6 +139,8 @@ def as_unavailable(exc: BaseException) -> PapertradeError | None:
         return DatabaseUnavailable()
     if is_busy(exc):
         return DatabaseUnavailable(BUSY)
+    if is_conflict(exc):
+        return DatabaseUnavailable(CONFLICT)
     return None
 
 
@@ -179,7 +195,7 @@ def _describe(exc: BaseException) -> str:
 def log_failure(logger: logging.Logger, what: str, exc: BaseException, outages: OutageLog) -> None:
     """For background loops: a database outage is told once (OutageLog), anything else with
     its traceback."""
-    if is_outage(exc) or is_busy(exc):
+    if is_outage(exc) or is_busy(exc) or is_conflict(exc):
         outages.failed(exc)
     else:
         logger.error("%s", what, exc_info=exc)

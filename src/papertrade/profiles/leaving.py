@@ -26,7 +26,7 @@ async def leave(uow: AsyncWork, venue: Venue, user_id: int) -> None:
     owned = await uow.session.scalars(
         select(Strategy)
         .where(Strategy.user_id == user_id, Strategy.deleted_at.is_(None))
-        .with_for_update()
+        .with_for_update(key_share=True)  # as strategies.service.get_owned: rows may point at it
     )
     for strategy in list(owned):
         await strategies.soft_delete(uow, strategy)  # its deployments stop

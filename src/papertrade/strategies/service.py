@@ -73,7 +73,10 @@ async def get_owned(
     """The caller's live strategy; anyone else's (or a deleted one) is a 404."""
     statement = select(Strategy).where(Strategy.id == strategy_id)
     if for_update:
-        statement = statement.with_for_update()
+        # FOR NO KEY UPDATE on PostgreSQL: the live pass, holding a deployment's row, still
+        # writes signal rows that point at the strategy. A plain FOR UPDATE kept those out, and
+        # a deletion (strategy locked, then its deployments stopped) deadlocked with the pass.
+        statement = statement.with_for_update(key_share=True)
     strategy = await session.scalar(statement)
     if strategy is None or strategy.deleted_at is not None or strategy.user_id != principal.user_id:
         raise _not_found()
