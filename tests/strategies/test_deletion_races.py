@@ -120,7 +120,8 @@ async def _signal_count(session: AsyncSession, deployment_id: int) -> int:
 
 
 async def _blocked_on_a_lock(db: Database, racing: "asyncio.Task[httpx.Response]") -> None:
-    """Until PostgreSQL reports a session of this database waiting on a lock."""
+    """Until PostgreSQL reports the deletion stopping the deployments waiting on a lock (not the
+    app's own live pass, which may wait at the deployment too)."""
     deadline = asyncio.get_running_loop().time() + 30
     while True:
         assert not racing.done(), f"the deletion did not wait for the pass: {racing.result()}"
@@ -129,6 +130,7 @@ async def _blocked_on_a_lock(db: Database, racing: "asyncio.Task[httpx.Response]
                 text(
                     "SELECT count(*) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    " AND query LIKE 'UPDATE strategy_deployments SET status%'"
                 )
             )
         if waiting:

@@ -113,6 +113,11 @@ async def mirror(uow: AsyncWork, venue: Venue, events: Sequence[StoredEvent]) ->
                 CopyRelation.status != copies.ENDED,
             )
             .order_by(CopyRelation.id)
+            # Locked before the followers' portfolios (workset.load below), in the order an
+            # unfollow, a settlement or a deletion takes them: relation, then portfolio. The
+            # other way round, an unfollow and this round deadlocked (tests/copytrading/
+            # test_unfollow_race.py).
+            .with_for_update(key_share=True)
         )
     ).all()
     if not relations:

@@ -1,0 +1,116 @@
+"""Unfollowing while the mirror copies a leader's fill: the copy of a fill made before the unfollow
+is made, and the unfollow settles after it.
+
+The mirror takes the follower's portfolio and then writes its copy rows, which point at the
+relation and update it; an unfollow takes the relation and then the follower's portfolio to
+settle. Taken in these opposite orders the two deadlocked on PostgreSQL, and PostgreSQL stopped
+the mirror's round: the relation had ended by its retry, so the fill was never copied. The
+mirror now takes the relations first, in the unfollow's order."""
+
+import asyncio
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select, text
+
+from papertrade.db import Database
+from papertrade.models import Portfolio
+from tests.conftest import PG_URL, User
+from tests.copytrading.helpers import follow, leader_and_follower, position_qty, trades
+from tests.trading_api.helpers import market, set_price
+
+
+@pytest.mark.skipif(PG_URL is None, reason="SQLite's writes take one lock: they cannot race")
+async def test_an_unfollow_while_the_mirror_copies_a_fill_waits_for_the_copy(
+    app: FastAPI, user_factory: Any
+) -> None:
+    leader: User = await user_factory()
+    follower: User = await user_factory()
+    led, mine = await leader_and_follower(leader, follower)
+    await set_price(app, "BTCUSDT", "50000")
+    relation = await follow(
+        follower, led["id"], mine["id"], mode="multiplier", multiplier=1, allocation=1000
+    )
+    db: Database = app.state.ctx.db
+    async with db.sessions() as trading:  # the follower's own order, say, holds the portfolio
+        await trading.begin()
+        await trading.execute(
+            select(Portfolio.id).where(Portfolio.id == mine["id"]).with_for_update()
+        )
+        opened = await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
+        await _waiting_on_locks(db, 1)  # the mirror, at the follower's portfolio
+        unfollowing = asyncio.create_task(
+            follower.post(
+                f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": False}
+            )
+        )
+        await _waiting_on_locks(db, 2)  # and the unfollow, at the relation
+        await trading.commit()
+    ended = await asyncio.wait_for(unfollowing, 30)
+    assert ended.status_code == 200, ended.text
+    assert (ended.json()["status"], ended.json()["end_reason"]) == ("ended", "unfollow")
+    (copy,) = await trades(follower, relation["id"], 1)  # made while the copy was running
+    assert (copy["leader_order_id"], copy["status"]) == (opened["id"], "copied")
+    assert await position_qty(follower, mine["id"], "BTCUSDT") == Decimal("0.01")
+
+
+@pytest.mark.skipif(PG_URL is None, reason="SQLite's writes take one lock: they cannot race")
+async def test_deleting_a_following_portfolio_while_the_mirror_copies_into_it(
+    app: FastAPI, user_factory: Any
+) -> None:
+    """The deletion takes the portfolio's copy relations before the portfolio, as the mirror
+    does: before, it held the portfolio and waited for the relation, which the mirror held
+    while it waited for the portfolio."""
+    leader: User = await user_factory()
+    first: User = await user_factory()
+    leaving: User = await user_factory()
+    led = await leader.portfolio(name="lead", visibility="public", initial_balance="10000")
+    held = await first.portfolio(name="copies", initial_balance="10000")  # locked first: lower id
+    mine = await leaving.portfolio(name="copies", initial_balance="10000")
+    await set_price(app, "BTCUSDT", "50000")
+    for user, portfolio in ((first, held), (leaving, mine)):
+        await follow(
+            user, led["id"], portfolio["id"], mode="multiplier", multiplier=1, allocation=1000
+        )
+    db: Database = app.state.ctx.db
+    async with db.sessions() as trading:
+        await trading.begin()
+        await trading.execute(
+            select(Portfolio.id).where(Portfolio.id == held["id"]).with_for_update()
+        )
+        await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
+        await _waiting_on_locks(db, 1)  # the mirror: both relations taken, at the first portfolio
+        deleting = asyncio.create_task(
+            leaving.client.delete(f"/v1/portfolios/{mine['id']}", headers=leaving.write_headers())
+        )
+        await _waiting_on_locks(db, 2)  # the deletion, at the relation the mirror holds
+        await trading.commit()
+    deleted = await asyncio.wait_for(deleting, 30)
+    assert deleted.status_code == 200, deleted.text
+    assert await position_qty(first, held["id"], "BTCUSDT") == Decimal("0.01")  # copied
+    (ended,) = (await leaving.get("/v1/copy/relations")).json()
+    assert (ended["status"], ended["end_reason"]) == ("ended", "unfollow")
+    (copy,) = await trades(leaving, ended["id"], 1)  # the fill came before the deletion
+    assert copy["status"] == "copied"
+
+
+async def _waiting_on_locks(db: Database, count: int) -> None:
+    """Until PostgreSQL reports `count` sessions waiting on a lock that have used the copy
+    relations: the mirror, an unfollow, a deletion (not the app's jobs that lock portfolios)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while True:
+        async with db.engine.connect() as connection:
+            waiting = await connection.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity a"
+                    " WHERE a.datname = current_database() AND a.wait_event_type = 'Lock'"
+                    " AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted"
+                    " AND l.relation = 'copy_relations'::regclass)"
+                )
+            )
+        if waiting >= count:
+            return
+        assert asyncio.get_running_loop().time() < deadline, f"{waiting} waiting, not {count}"
+        await asyncio.sleep(0.02)
