@@ -1,9 +1,13 @@
 """The tier limits of the areas built after the wallet: saved strategies and Python strategies,
 leaders a user copies, followers a leader takes (domain rules B9)."""
 
-from fastapi import FastAPI
+import asyncio
 
-from tests.conftest import User, sign_up
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import text
+
+from tests.conftest import PG_URL, User, sign_up
 from tests.fakes.trongrid import FakeTronGrid
 from tests.wallet.conftest import fund
 
@@ -71,3 +75,20 @@ async def test_a_free_leader_takes_ten_followers(member: User, wapp: FastAPI) ->
         await follower.client.aclose()
     assert answers[:10] == [(201, None)] * 10
     assert answers[10] == (403, "tier_limit")
+
+
+@pytest.mark.skipif(PG_URL is None, reason="SQLite's writes take one lock: no row locks to share")
+async def test_a_tier_count_lets_rows_pointing_at_the_user_go_in_meanwhile(
+    member: User, wapp: FastAPI
+) -> None:
+    """A tier check locks the user's row to count one creation after another, but not against
+    rows that point at the user (a notification the outbox writes, with FOR KEY SHARE on the
+    user): a plain FOR UPDATE waited for them, and closed a cycle with the outbox's round."""
+    async with wapp.state.ctx.db.sessions() as pointing:
+        await pointing.begin()
+        await pointing.execute(
+            text("SELECT id FROM users WHERE id = :id FOR KEY SHARE"), {"id": member.id}
+        )
+        made = await asyncio.wait_for(member.post("/v1/portfolios", json={"name": "now"}), 10)
+        assert made.status_code == 201, made.text
+        await pointing.rollback()

@@ -61,6 +61,21 @@ class ConditionalRecord:
 COLUMNS = tuple(f.name for f in fields(ConditionalRecord))
 
 
+def portfolios_of(session: Session, conditional_ids: list[int], chunk: int) -> list[int]:
+    """The portfolios of `conditional_ids`, in id order, read without a lock (a conditional
+    order's portfolio never changes)."""
+    found: set[int] = set()
+    for start in range(0, len(conditional_ids), chunk):
+        found.update(
+            session.connection().scalars(
+                select(TABLE.c.portfolio_id)
+                .where(TABLE.c.id.in_(conditional_ids[start : start + chunk]))
+                .distinct()
+            )
+        )
+    return sorted(found)
+
+
 def load_open(session: Session, conditional_ids: list[int], chunk: int) -> list[ConditionalRecord]:
     """The waiting ones of `conditional_ids`, locked (PostgreSQL), in id order."""
     records: list[ConditionalRecord] = []

@@ -292,7 +292,14 @@ def trigger(
     ledger rows), and the rows' new state goes back in one multi-row UPDATE.
     """
     session = uow.session
-    rows = record.load_open(session, list(conditional_ids), CHUNK)
+    ids = list(conditional_ids)
+    if session.get_bind().dialect.name == "postgresql":
+        # Their portfolios before the rows, the order of every other path that changes a
+        # portfolio's stops (a webhook's close, cancelling all open orders, the one-cancels-
+        # other below): the other way round they deadlocked. SQLite has one writer: no order
+        # to keep, and no extra read.
+        workset.load(uow, record.portfolios_of(session, ids, CHUNK))
+    rows = record.load_open(session, ids, CHUNK)
     if not rows:
         return []
     # The changes of the orders' rows go back once, at the commit, not at each query.
@@ -491,7 +498,8 @@ def set_position_tpsl(
     """Replace the TP/SL of an open position (neither: remove them). In hedge mode the position
     is the side named, or the only side open."""
     session = uow.session
-    portfolio = session.get(Portfolio, portfolio_id)
+    # The portfolio before its conditional rows, as a trigger takes them (see trigger).
+    portfolio = session.get(Portfolio, portfolio_id, with_for_update=True)
     portfolio_service.check_owned(portfolio, principal, portfolio_id)
     assert portfolio is not None  # check_owned raised otherwise
     instrument = venue.instrument(symbol)

@@ -403,18 +403,11 @@ class Engine:
     ) -> list[RestingOrder]:
         """Fill what is still open; return what stays resting with a smaller quantity."""
         session = uow.session
-        ids = [r.order_id for r in crossed]
-        orders: dict[int, OrderRecord] = {}
-        # Plain records, not ORM instances: filling changes each order's state a dozen times,
-        # and the rows go back in one executemany (orders/pending.py).
-        table = Order.__table__
-        for chunk in _chunks(ids):
-            rows = await session.execute(
-                select(table).where(table.c.id.in_(chunk)).with_for_update()
-            )
-            orders.update((row.id, OrderRecord(**row._mapping)) for row in rows)
-
-        portfolio_ids = sorted({o.portfolio_id for o in orders.values()})
+        # The portfolios are locked before their orders, as everything else takes them (a
+        # cancel of all open orders, a liquidation): the other way round, the engine and a bot
+        # cancelling its orders deadlocked on PostgreSQL. A resting order's portfolio never
+        # changes, and an order that closed meanwhile is skipped below.
+        portfolio_ids = sorted({r.portfolio_id for r in crossed})
         portfolios: dict[int, Portfolio] = {}
         positions: dict[tuple[int, str], Position] = {}  # by portfolio and position side
         any_side: dict[int, Position] = {}  # one of each portfolio's rows (its symbol settings)
@@ -432,6 +425,15 @@ class Engine:
             for held_row in held:
                 positions[(held_row.portfolio_id, held_row.position_side)] = held_row
                 any_side[held_row.portfolio_id] = held_row
+        orders: dict[int, OrderRecord] = {}
+        # Plain records, not ORM instances: filling changes each order's state a dozen times,
+        # and the rows go back in one executemany (orders/pending.py).
+        table = Order.__table__
+        for chunk in _chunks([r.order_id for r in crossed]):
+            rows = await session.execute(
+                select(table).where(table.c.id.in_(chunk)).with_for_update()
+            )
+            orders.update((row.id, OrderRecord(**row._mapping)) for row in rows)
         instrument = instrument_of(self.ctx.market, symbol)
         partly: list[RestingOrder] = []
         for resting in crossed:

@@ -55,10 +55,17 @@ def _refuse(tier: Tier, limit: str, words: str, allowed: int) -> TierLimit:
     return TierLimit(f"The {tier.name} tier allows {allowed} {words}.{hint}")
 
 
+async def _serialise(session: AsyncSession, user_id: int) -> None:
+    """Lock the user's row, so that two creations at once are counted one after the other. FOR
+    NO KEY UPDATE on PostgreSQL: rows that point at the user (a notification written by the
+    outbox meanwhile) still go in, and cannot close a cycle with this lock."""
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
+
+
 async def check_portfolios(session: AsyncSession, user_id: int, now: int) -> None:
     """Refuse a new portfolio past the tier's limit (deleted ones do not count). The user's row
     is locked first, so two creations at once are counted one after the other."""
-    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    await _serialise(session, user_id)
     tier = await tier_of(session, user_id, now)
     count = await session.scalar(
         select(func.count(Portfolio.id)).where(
@@ -71,7 +78,7 @@ async def check_portfolios(session: AsyncSession, user_id: int, now: int) -> Non
 
 async def check_webhook_tokens(session: AsyncSession, user_id: int, now: int) -> None:
     """Refuse a new webhook token past the tier's limit (live tokens of live portfolios)."""
-    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    await _serialise(session, user_id)
     tier = await tier_of(session, user_id, now)
     count = await session.scalar(
         select(func.count(WebhookToken.id))
@@ -89,7 +96,7 @@ async def check_webhook_tokens(session: AsyncSession, user_id: int, now: int) ->
 async def check_strategies(session: AsyncSession, user_id: int, now: int, kind: str) -> None:
     """Refuse a new strategy past the tier's count (deleted ones do not count), and a Python
     strategy on a tier without them."""
-    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    await _serialise(session, user_id)
     tier = await tier_of(session, user_id, now)
     if kind == "python" and not tier.python_strategies:
         upgrade = next_up(tier)
@@ -108,7 +115,7 @@ async def check_copy(session: AsyncSession, follower_id: int, leader_id: int, no
     """Refuse a new copy relation past the follower's leaders or the leader's followers (relations
     that have not ended). Both users' rows are locked, in id order."""
     for user_id in sorted({follower_id, leader_id}):
-        await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+        await _serialise(session, user_id)
     live = select(func.count(CopyRelation.id)).where(CopyRelation.status != "ended")
     tier = await tier_of(session, follower_id, now)
     following = await session.scalar(live.where(CopyRelation.follower_user_id == follower_id))
@@ -254,7 +261,7 @@ async def check_backtests_at_once(
     """Refuse a backtest past the user's backtests queued or running at once (the tier's, or
     elite's when tiers are not enforced), with the user's row locked so that two requests at
     once are counted one after the other."""
-    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    await _serialise(session, user_id)
     tier = await tier_of(session, user_id, now) if enforced else ELITE
     count = await session.scalar(
         select(func.count(StrategyBacktest.id))

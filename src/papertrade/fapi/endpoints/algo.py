@@ -214,7 +214,10 @@ async def cancel_all_algo_orders(call: Call) -> Any:
     assert symbol is not None
     instrument_of(call.ctx.market, symbol)
     async with call.ctx.transaction() as uow:
-        await portfolio_service.get_owned(uow.session, call.principal, call.portfolio_id)
+        # Locked before its conditional rows, as a trigger takes them (conditional/service.py).
+        await portfolio_service.get_owned(
+            uow.session, call.principal, call.portfolio_id, for_update=True
+        )
         await conditional_service.cancel_all(uow, call.portfolio_id, symbol)
     return {"code": 200, "msg": "The operation of cancel all open order is done."}
 
