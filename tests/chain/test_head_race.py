@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.chain.proofs import GENESIS
@@ -16,6 +16,7 @@ from papertrade.db import Database
 from papertrade.models import ChainHead
 from tests.conftest import PG_URL
 from tests.databases import from_template
+from tests.pglocks import until_waiting
 
 PORTFOLIO = 4242  # no fills or ledger rows: only the head is created
 
@@ -34,7 +35,7 @@ async def test_the_consumer_and_the_job_creating_one_head_at_once_both_succeed(
             await holder.begin()
             assert await chain[first](holder, PORTFOLIO) == 0  # its head inserted, uncommitted
             racing = asyncio.create_task(_in_transaction(other, chain[second]))
-            await _blocked_on_a_lock(db, racing)  # the other writer waits for the held head
+            await until_waiting(db, running=racing)  # the other writer waits for the held head
             await holder.commit()
             assert await asyncio.wait_for(racing, 30) == 0
         async with db.sessions() as session:
@@ -53,22 +54,3 @@ async def _in_transaction(
 ) -> int:
     async with session.begin():
         return await chain(session, PORTFOLIO)
-
-
-async def _blocked_on_a_lock(db: Database, racing: "asyncio.Task[int]") -> None:
-    """Until PostgreSQL reports a session of this database waiting on a lock (the second
-    writer, at the first one's uncommitted head); it must not finish before."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        assert not racing.done(), "the second writer did not wait for the first one's head"
-        async with db.engine.connect() as connection:
-            waiting = await connection.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                )
-            )
-        if waiting:
-            return
-        assert asyncio.get_running_loop().time() < deadline, "the second writer never waited"
-        await asyncio.sleep(0.02)

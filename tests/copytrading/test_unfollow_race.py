@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from papertrade.db import Database
 from papertrade.models import Portfolio
 from tests.conftest import PG_URL, User
 from tests.copytrading.helpers import follow, leader_and_follower, position_qty, trades
+from tests.pglocks import until_waiting
 from tests.trading_api.helpers import market, set_price
 
 
@@ -40,13 +41,14 @@ async def test_an_unfollow_while_the_mirror_copies_a_fill_waits_for_the_copy(
             select(Portfolio.id).where(Portfolio.id == mine["id"]).with_for_update()
         )
         opened = await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
-        await _waiting_on_locks(db, 1)  # the mirror, at the follower's portfolio
+        # the mirror, at the follower's portfolio (only the racers have used the relations)
+        await until_waiting(db, 1, touching="copy_relations")
         unfollowing = asyncio.create_task(
             follower.post(
                 f"/v1/copy/relations/{relation['id']}/unfollow", json={"close_positions": False}
             )
         )
-        await _waiting_on_locks(db, 2)  # and the unfollow, at the relation
+        await until_waiting(db, 2, touching="copy_relations")  # and the unfollow, at the relation
         await trading.commit()
     ended = await asyncio.wait_for(unfollowing, 30)
     assert ended.status_code == 200, ended.text
@@ -81,11 +83,13 @@ async def test_deleting_a_following_portfolio_while_the_mirror_copies_into_it(
             select(Portfolio.id).where(Portfolio.id == held["id"]).with_for_update()
         )
         await market(leader, led["id"], "BTCUSDT", "buy", "0.01")
-        await _waiting_on_locks(db, 1)  # the mirror: both relations taken, at the first portfolio
+        # the mirror: both relations taken, at the first portfolio
+        await until_waiting(db, 1, touching="copy_relations")
         deleting = asyncio.create_task(
             leaving.client.delete(f"/v1/portfolios/{mine['id']}", headers=leaving.write_headers())
         )
-        await _waiting_on_locks(db, 2)  # the deletion, at the relation the mirror holds
+        # the deletion, at the relation the mirror holds
+        await until_waiting(db, 2, touching="copy_relations")
         await trading.commit()
     deleted = await asyncio.wait_for(deleting, 30)
     assert deleted.status_code == 200, deleted.text
@@ -94,23 +98,3 @@ async def test_deleting_a_following_portfolio_while_the_mirror_copies_into_it(
     assert (ended["status"], ended["end_reason"]) == ("ended", "unfollow")
     (copy,) = await trades(leaving, ended["id"], 1)  # the fill came before the deletion
     assert copy["status"] == "copied"
-
-
-async def _waiting_on_locks(db: Database, count: int) -> None:
-    """Until PostgreSQL reports `count` sessions waiting on a lock that have used the copy
-    relations: the mirror, an unfollow, a deletion (not the app's jobs that lock portfolios)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        async with db.engine.connect() as connection:
-            waiting = await connection.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity a"
-                    " WHERE a.datname = current_database() AND a.wait_event_type = 'Lock'"
-                    " AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted"
-                    " AND l.relation = 'copy_relations'::regclass)"
-                )
-            )
-        if waiting >= count:
-            return
-        assert asyncio.get_running_loop().time() < deadline, f"{waiting} waiting, not {count}"
-        await asyncio.sleep(0.02)

@@ -13,12 +13,13 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from papertrade.db import Database
 from papertrade.models import Portfolio
 from tests.conftest import PG_URL, User
 from tests.fapi.helpers import Bot, make_bot
+from tests.pglocks import lock_waiters, until_waiting
 from tests.trading_api.helpers import set_price, wait_for_status
 
 SETUPS = {
@@ -52,7 +53,7 @@ async def test_cancelling_all_while_the_engine_fills_the_same_tick(
             select(Portfolio.id).where(Portfolio.id == other.portfolio_id).with_for_update()
         )
         tick = asyncio.create_task(set_price(app, "BTCUSDT", reaching))  # waits for the engine
-        await _waiting_on_locks(db, 1)  # the engine, at the other portfolio
+        await until_waiting(db)  # the engine, at the other portfolio
         cancelling = asyncio.create_task(
             bot.call("DELETE", "/v1/allOpenOrders", {"symbol": "BTCUSDT"})
         )
@@ -86,28 +87,9 @@ async def _position(bot: Bot) -> str:
     return str(row["positionAmt"])
 
 
-async def _lock_waiters(db: Database) -> int:
-    async with db.engine.connect() as connection:
-        return int(
-            await connection.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                )
-            )
-        )
-
-
-async def _waiting_on_locks(db: Database, count: int) -> None:
-    deadline = asyncio.get_running_loop().time() + 30
-    while (waiting := await _lock_waiters(db)) < count:
-        assert asyncio.get_running_loop().time() < deadline, f"{waiting} waiting, not {count}"
-        await asyncio.sleep(0.02)
-
-
 async def _done_or_waiting(db: Database, request: "asyncio.Task[httpx.Response]") -> None:
     """Until the request has its answer, or waits on a lock beside the engine."""
     deadline = asyncio.get_running_loop().time() + 30
-    while not request.done() and await _lock_waiters(db) < 2:
+    while not request.done() and await lock_waiters(db) < 2:
         assert asyncio.get_running_loop().time() < deadline, "the cancel neither ended nor waited"
         await asyncio.sleep(0.02)

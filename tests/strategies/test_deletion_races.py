@@ -20,9 +20,12 @@ from papertrade.faults.outage import CONFLICT
 from papertrade.models import Strategy, StrategyDeployment, StrategySignal
 from papertrade.strategies.placing import _claim
 from tests.conftest import PG_URL, User
+from tests.pglocks import until_waiting
 from tests.strategies.test_live import ALWAYS_LONG, deploy
 
 FAR_BAR = 2**50  # later than any bar the app's own live pass claims meanwhile
+# The deletion stopping the deployments (the app's live pass may wait at a deployment too)
+DELETION = "UPDATE strategy_deployments SET status%"
 
 
 async def _delete_strategy(user: User, sid: int) -> httpx.Response:
@@ -49,7 +52,9 @@ async def test_deleting_while_the_live_pass_records_a_bar_waits_for_it(
         claimed = await live.run_sync(lambda s: _claim(s, FAR_BAR, [deployment_id]))
         assert claimed == {deployment_id}
         deletion = asyncio.create_task(deleting(owner, sid))
-        await _blocked_on_a_lock(db, deletion)  # at the deployment the pass holds
+        await until_waiting(
+            db, query_like=DELETION, running=deletion
+        )  # at the deployment the pass holds
         live.add(_signal(sid, deployment_id))
         await asyncio.wait_for(live.commit(), 30)  # before: a deadlock, one of the two killed
     answered = await asyncio.wait_for(deletion, 30)
@@ -82,7 +87,9 @@ async def test_a_request_postgresql_stops_to_break_a_deadlock_answers_503_not_ex
             .values(last_bar_ms=FAR_BAR)
         )
         deletion = asyncio.create_task(_delete_strategy(owner, sid))
-        await _blocked_on_a_lock(db, deletion)  # the strategy locked, waiting at the deployment
+        await until_waiting(
+            db, query_like=DELETION, running=deletion
+        )  # the strategy locked, waiting at the deployment
         locking = select(Strategy.id).where(Strategy.id == sid).with_for_update()
         assert await asyncio.wait_for(other.scalar(locking), 30) == sid  # a cycle: one must go
         answered = await asyncio.wait_for(deletion, 30)
@@ -117,23 +124,3 @@ async def _signal_count(session: AsyncSession, deployment_id: int) -> int:
         )
     )
     return len(rows.all())
-
-
-async def _blocked_on_a_lock(db: Database, racing: "asyncio.Task[httpx.Response]") -> None:
-    """Until PostgreSQL reports the deletion stopping the deployments waiting on a lock (not the
-    app's own live pass, which may wait at the deployment too)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while True:
-        assert not racing.done(), f"the deletion did not wait for the pass: {racing.result()}"
-        async with db.engine.connect() as connection:
-            waiting = await connection.scalar(
-                text(
-                    "SELECT count(*) FROM pg_stat_activity"
-                    " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                    " AND query LIKE 'UPDATE strategy_deployments SET status%'"
-                )
-            )
-        if waiting:
-            return
-        assert asyncio.get_running_loop().time() < deadline, "the deletion never waited"
-        await asyncio.sleep(0.02)
