@@ -92,11 +92,10 @@ async def update_portfolio(
 async def delete_portfolio(portfolio_id: Id, principal: WebUser, ctx: Ctx) -> PortfolioRead:
     """Delete: hidden from every listing, its keys and webhook tokens revoked; history kept. Its
     copy relations end and the subscriptions to it end now (docs/profile.md)."""
-    await service.read_owned(ctx.db, principal, portfolio_id)  # else a 404
+    await service.read_owned(ctx.db, principal, portfolio_id)  # else a 404, before any lock
     async with ctx.transaction() as uow:
         # Its copy relations first, then the portfolio: the order the copy mirror takes them in
-        # (copytrading/mirror.py). The portfolio is not loaded before: the settlement's lock
-        # would hand back that unlocked, possibly stale, object.
+        # (copytrading/mirror.py).
         await leaving.portfolio_goes(uow, Venue.of(ctx), portfolio_id, principal.user_id)
         portfolio = await service.get_owned(uow.session, principal, portfolio_id, for_update=True)
         await service.soft_delete(uow, portfolio)
