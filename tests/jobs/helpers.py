@@ -5,9 +5,11 @@ import os
 import sys
 from pathlib import Path
 
+import redis.asyncio as redis
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from papertrade.jobs.broker import queue_name
 from papertrade.jobs.runtime import Jobs
 from papertrade.models import JobRecord
 from tests.jobs import sample_jobs
@@ -47,6 +49,31 @@ async def runs_of(app: FastAPI, name: str) -> list[JobRecord]:
         return list(rows)
 
 
+async def _queue(app: FastAPI) -> str:
+    """Where a scaled-out run may be stuck, for a failure's message (a retry that never came
+    once in a loaded run, cause not found): the stream, its consumer group, the retries waiting
+    in Redis and whether this process leads (runs the scheduler)."""
+    jobs: Jobs = app.state.jobs
+    if not jobs.scale_out:
+        return ""
+    queue = queue_name(app.state.ctx.settings)
+    client = redis.Redis.from_url(str(app.state.ctx.settings.redis_url))
+    try:
+        groups = await client.xinfo_groups(queue)
+        waiting = [key async for key in client.scan_iter(f"{queue}:retries:*")]
+        length = await client.xlen(queue)
+    except redis.RedisError as exc:
+        return f"; Redis: {exc!r}"
+    finally:
+        await client.aclose()
+    scheduler = jobs._leading  # the leader's scheduler task: alive, ended (and how), or none
+    state = "none" if scheduler is None else "running" if not scheduler.done() else scheduler
+    return (
+        f"; stream {length} entries, groups {groups}, retries waiting {waiting},"
+        f" engine leader {app.state.engine.active}, scheduler {state}"
+    )
+
+
 async def wait_for_job(
     app: FastAPI, job_id: str, *statuses: str, within: float = 30, seen: list[str] | None = None
 ) -> JobRecord:
@@ -61,5 +88,5 @@ async def wait_for_job(
                 return row
         if asyncio.get_running_loop().time() > deadline:
             found = None if row is None else (row.status, row.error)
-            raise AssertionError(f"job {job_id} is {found}, not {statuses}")
+            raise AssertionError(f"job {job_id} is {found}, not {statuses}{await _queue(app)}")
         await asyncio.sleep(0.02)
