@@ -346,6 +346,30 @@ async def test_a_tick_that_overtook_an_orders_commit_still_fills_it(
     assert filled["avg_price"] == 63000
 
 
+async def test_an_order_the_follow_pass_rested_first_joins_its_book_once(
+    user: User, app: FastAPI
+) -> None:
+    """On PostgreSQL the engine's follow pass reads new orders from the database, and may rest one
+    before its commit's event arrives: the event then adds nothing (it raised, and the rest of
+    the commit's events were lost to the engine), and the order fills once."""
+    await set_price(app, "BTCUSDT", "60000")
+    pid = (await user.portfolio())["id"]
+    await market(user, pid, "BTCUSDT", "buy", "0.01")
+    resting = await limit(user, pid, "sell", "0.01", "63000")
+    async with app.state.ctx.db.reader() as session:
+        row = await session.get(Order, resting["id"])
+        assert row is not None
+    engine = app.state.engine
+    assert resting["id"] in engine.books.book("BTCUSDT")  # rested by its own event (or the pass)
+    again = OrderAccepted(portfolio_id=pid, order=order_event_data(row), resting=True)
+    await engine.on_events([again])  # as if the event came after the pass had rested it
+    book = engine.books.book("BTCUSDT")
+    assert [o.order_id for o in book.asks()].count(resting["id"]) == 1
+    await set_price(app, "BTCUSDT", "63000")
+    filled = await wait_for_status(user, resting["id"], "filled")
+    assert (filled["filled_quantity"], filled["avg_price"]) == (0.01, 63000)
+
+
 async def test_an_order_picked_up_from_the_database_after_the_tick_still_fills(
     user: User, app: FastAPI
 ) -> None:

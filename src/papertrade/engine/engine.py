@@ -234,7 +234,9 @@ class Engine:
         )
 
     def _add(self, symbol: str, resting: RestingOrder) -> None:
-        if self.active:
+        # Once: on PostgreSQL the follow pass, reading the database, may rest a new order
+        # before its own commit's event reaches on_events.
+        if self.active and resting.order_id not in self.books.book(symbol):
             self.books.add(symbol, resting)
 
     async def on_events(self, events: Sequence[DomainEvent]) -> None:
