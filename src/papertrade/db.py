@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import DeclarativeBase, ORMExecuteState, Session
+from sqlalchemy.orm import DeclarativeBase, Session
 
 from papertrade.faults.outage import CommitOutcomeUnknown, OutageLog, is_outage
 from papertrade.pgread import DriverRead, compile_read, fetch_row
@@ -27,15 +27,13 @@ T = TypeVar("T")
 AnySession = Session | AsyncSession  # code that only adds, changes and emits takes either
 
 
-@event.listens_for(Session, "do_orm_execute")
-def _locked_rows_are_current(state: ORMExecuteState) -> None:
-    """An ORM SELECT … FOR UPDATE (and `get(…, with_for_update=…)`) loads the row as it is now
-    into the object the session already holds for it. Without this the ORM keeps an object's
-    values from an earlier read without a lock in the same unit of work (an outbox consumer's,
-    say), which another transaction may have changed since: a balance booked on them would undo
-    that transaction's change (tests/foundation/test_locked_rows.py)."""
-    if state.is_select and getattr(state.statement, "_for_update_arg", None) is not None:
-        state.update_execution_options(populate_existing=True)
+# For a locking read of rows that hold money (portfolios, their positions, wallets): the rows
+# are loaded as they are now into the objects the session already holds for them. Without it the
+# ORM keeps the values of an earlier read without a lock in the same unit of work (an outbox
+# consumer's, say), which another transaction may have changed since: a balance booked on them
+# undid that change (tests/foundation/test_locked_rows.py). Only there: on every locking read
+# (a session listener) the order path measured up to 300 µs more CPU per order.
+CURRENT = {"populate_existing": True}
 
 
 class WriterMemory:

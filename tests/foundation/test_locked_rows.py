@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
 
+from papertrade.auth.principal import Principal
 from papertrade.ledger.service import post
 from papertrade.models import Portfolio
+from papertrade.orders import workset
+from papertrade.portfolios import service as portfolio_service
 from papertrade.trading.enums import LedgerKind
 from tests.conftest import PG_URL, User
 from tests.trading_api.helpers import market, set_price
@@ -23,21 +25,27 @@ from tests.trading_api.test_ledger_adds_up import _assert_adds_up
 SHARE = Decimal(1)
 
 
-async def _by_select(session: Any, portfolio_id: int) -> Portfolio:
-    found = await session.scalars(
-        select(Portfolio).where(Portfolio.id == portfolio_id).with_for_update()
-    )
-    return found.one()  # type: ignore[no-any-return]
+async def _by_get_owned(uow: Any, user: User, portfolio_id: int) -> Portfolio:
+    """What a request, the wallet's transfer or a webhook takes."""
+    principal = Principal(kind="session", user_id=user.id, credential_id=0)
+    return await portfolio_service.get_owned(uow.session, principal, portfolio_id, for_update=True)
 
 
-async def _by_get(session: Any, portfolio_id: int) -> Portfolio:
-    found = await session.get(Portfolio, portfolio_id, with_for_update=True)
-    assert found is not None
-    return found  # type: ignore[no-any-return]
+async def _by_workset(uow: Any, user: User, portfolio_id: int) -> Portfolio:
+    """What the order path takes: the copy mirror's orders for a follower, say."""
+
+    def load(session: Any) -> Portfolio:
+        work = uow.on(session)
+        workset.load(work, [portfolio_id])
+        state = workset.get(work, portfolio_id)
+        assert state is not None
+        return state.portfolio
+
+    return await uow.session.run_sync(load)  # type: ignore[no-any-return]
 
 
 @pytest.mark.skipif(PG_URL is None, reason="SQLite's unit of work holds the one write lock")
-@pytest.mark.parametrize("lock", [_by_select, _by_get], ids=["select", "get"])
+@pytest.mark.parametrize("lock", [_by_get_owned, _by_workset], ids=["get_owned", "workset"])
 async def test_a_portfolio_locked_after_an_unlocked_read_is_booked_on_its_current_balance(
     app: FastAPI, user: User, lock: Any
 ) -> None:
@@ -47,7 +55,7 @@ async def test_a_portfolio_locked_after_an_unlocked_read_is_booked_on_its_curren
         read = await uow.session.get(Portfolio, pid)  # as an outbox consumer reads it
         assert read is not None and read.balance == Decimal(10000)
         await market(user, pid, "BTCUSDT", "buy", "0.01")  # commits a fee meanwhile
-        locked = await lock(uow.session, pid)
+        locked = await lock(uow, user, pid)
         assert locked is read  # the session's one object for the row, now current
         paid = Decimal(10000) - locked.balance
         assert Decimal(0) < paid < Decimal(1)  # the order's fee, not the earlier read

@@ -499,7 +499,7 @@ def set_position_tpsl(
     is the side named, or the only side open."""
     session = uow.session
     # The portfolio before its conditional rows, as a trigger takes them (see trigger).
-    portfolio = session.get(Portfolio, portfolio_id, with_for_update=True)
+    portfolio = session.get(Portfolio, portfolio_id, with_for_update=True, populate_existing=True)
     portfolio_service.check_owned(portfolio, principal, portfolio_id)
     assert portfolio is not None  # check_owned raised otherwise
     instrument = venue.instrument(symbol)

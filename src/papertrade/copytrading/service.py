@@ -12,6 +12,7 @@ from papertrade.auth.principal import Principal
 from papertrade.copytrading import rules
 from papertrade.copytrading.events import CopyEnded, CopyStarted, RevenueShareSettled
 from papertrade.copytrading.schemas import RelationCreate
+from papertrade.db import CURRENT
 from papertrade.errors import Conflict, NotFound
 from papertrade.kit.decimals import ZERO
 from papertrade.ledger.events import BalanceChanged
@@ -276,7 +277,10 @@ async def settle(
     at hand, both portfolios' equity is marked just before (the fee is a cash flow: their
     time-weighted returns end the sub-period there, exactly)."""
     follower = await uow.session.scalar(
-        select(Portfolio).where(Portfolio.id == relation.follower_portfolio_id).with_for_update()
+        select(Portfolio)
+        .where(Portfolio.id == relation.follower_portfolio_id)
+        .with_for_update()
+        .execution_options(**CURRENT)
     )
     assert follower is not None
     share = rules.revenue_share(
@@ -304,7 +308,10 @@ async def settle(
         # The leader's portfolio after the follower's (a receiver that is the follower's own
         # portfolio cannot happen: nobody copies their own portfolio).
         receiver = await uow.session.scalar(
-            select(Portfolio).where(Portfolio.id == receiver_id).with_for_update()
+            select(Portfolio)
+            .where(Portfolio.id == receiver_id)
+            .with_for_update()
+            .execution_options(**CURRENT)
         )
         assert receiver is not None
         if market is not None:

@@ -15,6 +15,7 @@ from papertrade.conditional import service as conditional_service
 from papertrade.conditional.events import ConditionalEvent, ConditionalPlaced
 from papertrade.conditional.views import conditional_data
 from papertrade.context import AppContext
+from papertrade.db import CURRENT
 from papertrade.engine import jobs as engine_jobs
 from papertrade.engine import risk
 from papertrade.engine.triggers import Fired, TriggerWatch
@@ -419,10 +420,13 @@ class Engine:
                 .where(Portfolio.id.in_(chunk))
                 .order_by(Portfolio.id)
                 .with_for_update()
+                .execution_options(**CURRENT)
             )
             portfolios.update((p.id, p) for p in found)
             held = await session.scalars(
-                select(Position).where(Position.portfolio_id.in_(chunk), Position.symbol == symbol)
+                select(Position)
+                .where(Position.portfolio_id.in_(chunk), Position.symbol == symbol)
+                .execution_options(**CURRENT)
             )
             for held_row in held:
                 positions[(held_row.portfolio_id, held_row.position_side)] = held_row

@@ -15,6 +15,7 @@ from decimal import Decimal
 from sqlalchemy import and_, bindparam, or_, select
 from sqlalchemy.orm import Session
 
+from papertrade.db import CURRENT
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO
 from papertrade.models import Order, Portfolio, Position
@@ -73,9 +74,11 @@ def load(
             .where(Portfolio.id.in_(missing))
             .order_by(Portfolio.id)
             .with_for_update()
+            .execution_options(**CURRENT)
         )
         positions: dict[int, dict[str, Position]] = {pid: {} for pid in missing}
-        for position in session.scalars(select(Position).where(Position.portfolio_id.in_(missing))):
+        held = select(Position).where(Position.portfolio_id.in_(missing))
+        for position in session.scalars(held.execution_options(**CURRENT)):
             # Keyed as positions.service.position_key: the symbol itself in one-way mode.
             side = position.position_side
             key = position.symbol if side == "BOTH" else f"{position.symbol}:{side}"

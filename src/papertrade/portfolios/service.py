@@ -8,7 +8,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.auth.principal import Principal
-from papertrade.db import Database
+from papertrade.db import CURRENT, Database
 from papertrade.errors import NotFound
 from papertrade.kit.decimals import ZERO
 from papertrade.ledger.service import post
@@ -61,7 +61,7 @@ async def get_owned(
     """The caller's live portfolio; anyone else's (or a deleted one) is a 404."""
     statement = select(Portfolio).where(Portfolio.id == portfolio_id)
     if for_update:
-        statement = statement.with_for_update()
+        statement = statement.with_for_update().execution_options(**CURRENT)
     return check_owned(await session.scalar(statement), principal, portfolio_id)
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.accounts import returns
 from papertrade.auth.principal import Principal
+from papertrade.db import CURRENT
 from papertrade.errors import BadRequest
 from papertrade.kit.dbtypes import decimal_sum
 from papertrade.kit.decimals import ZERO, usdt6
@@ -40,7 +41,12 @@ async def find(session: AsyncSession, user_id: int) -> Wallet | None:
 
 async def locked(uow: AsyncWork, user_id: int) -> Wallet:
     """The user's wallet, locked for this unit of work (made empty on first use)."""
-    statement = select(Wallet).where(Wallet.user_id == user_id).with_for_update()
+    statement = (
+        select(Wallet)
+        .where(Wallet.user_id == user_id)
+        .with_for_update()
+        .execution_options(**CURRENT)
+    )
     wallet = await uow.session.scalar(statement)
     if wallet is not None:
         return wallet
