@@ -30,7 +30,7 @@ from sqlalchemy import select, update
 
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested, wait_up_to
 from papertrade.kit.time import now_ms
 from papertrade.mail import service
 from papertrade.models import EmailMessage, EmailSuppression
@@ -96,9 +96,7 @@ class MailSender:
                 log.exception("sending mail failed; retrying")
                 sent = 0
             if sent == 0:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(POLL_S):
-                        await self.wake.wait()
+                await wait_up_to(self.wake, POLL_S)
 
     async def _send_batch(self) -> int:
         loop = asyncio.get_running_loop()

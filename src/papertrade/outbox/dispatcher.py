@@ -15,7 +15,6 @@ than RETENTION_MS.
 """
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from sqlalchemy import Table, bindparam, delete, func, insert, select, update
 
 from papertrade.context import AppContext
 from papertrade.faults.outage import log_failure
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested, wait_up_to
 from papertrade.kit.time import now_ms
 from papertrade.models import OutboxCursor, OutboxEvent
 from papertrade.outbox.store import StoredEvent, after
@@ -183,9 +182,7 @@ class Dispatcher:
                     await self.prune()
                 except Exception as exc:
                     log_failure(log, "pruning the outbox failed", exc, self.ctx.db.outages)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.poll_s):
-                    await written.wait()  # or a commit elsewhere
+            if await wait_up_to(written, self.poll_s):  # or a commit elsewhere
                 await asyncio.sleep(GATHER_S)
 
     async def _deliver_round(self, now: float) -> None:

@@ -31,7 +31,7 @@ from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError
 
 from papertrade.context import AppContext
 from papertrade.events import DomainEvent
-from papertrade.kit.tasks import cancel_and_wait, cancel_requested
+from papertrade.kit.tasks import cancel_and_wait, cancel_requested, wait_up_to
 from papertrade.kit.time import now_ms
 from papertrade.models import TelegramBinding, TelegramMessage
 from papertrade.tg.text import split
@@ -142,9 +142,7 @@ class TelegramSender:
                     handled = 0
                     await asyncio.sleep(POLL_S)
                 if handled == 0:
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(POLL_S):
-                            await self.wake.wait()
+                    await wait_up_to(self.wake, POLL_S)
         finally:
             with contextlib.suppress(Exception):
                 await bot.shutdown()
