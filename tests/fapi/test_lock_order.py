@@ -36,9 +36,8 @@ async def test_cancelling_all_while_the_engine_fills_the_same_tick(
 ) -> None:
     user: User = await user_factory()
     await set_price(app, "BTCUSDT", "50000")
-    other = await make_bot(
-        user, fapi_client, name="other"
-    )  # the lower id: the engine locks it first
+    # the lower id: the engine locks it first
+    other = await make_bot(user, fapi_client, name="other")
     bot = await make_bot(user, fapi_client, name="bot")
     wanted, reaching = SETUPS[resting]
     placed = {}
