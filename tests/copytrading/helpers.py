@@ -45,3 +45,8 @@ async def position_qty(user: User, portfolio_id: int, symbol: str) -> Decimal:
         if row["symbol"] == symbol:
             return Decimal(str(row["quantity"]))
     return Decimal(0)
+
+
+async def portfolio_balance(user: User, portfolio_id: int) -> Decimal:
+    body = (await user.get(f"/v1/portfolios/{portfolio_id}")).json()
+    return Decimal(str(body["balance"]))

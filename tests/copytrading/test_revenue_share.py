@@ -20,18 +20,19 @@ from papertrade.kit.time import now_ms
 from papertrade.models import CopyRelation, Portfolio, Wallet
 from papertrade.orders.pricing import Venue
 from tests.conftest import User
-from tests.copytrading.helpers import follow, leader_and_follower, position_qty, trades
+from tests.copytrading.helpers import (
+    follow,
+    leader_and_follower,
+    portfolio_balance,
+    position_qty,
+    trades,
+)
 from tests.trading_api.helpers import market, set_price
 
 
 async def wallet_balance(user: User) -> Decimal:
     body = (await user.get("/v1/user/wallet")).json()
     assert body["balance"] == body["ledger_balance"]  # the wallet's ledger adds up
-    return Decimal(str(body["balance"]))
-
-
-async def portfolio_balance(user: User, portfolio_id: int) -> Decimal:
-    body = (await user.get(f"/v1/portfolios/{portfolio_id}")).json()
     return Decimal(str(body["balance"]))
 
 

@@ -9,11 +9,8 @@ from sqlalchemy import select
 
 from papertrade.models import StrategyDeployment
 from tests.conftest import User
-from tests.copytrading.test_revenue_share import (
-    copied_round_trip,
-    portfolio_balance,
-    wallet_balance,
-)
+from tests.copytrading.helpers import portfolio_balance
+from tests.copytrading.test_revenue_share import copied_round_trip, wallet_balance
 from tests.notifications.helpers import wait_for_inbox
 from tests.strategies.test_live import ALWAYS_LONG, deploy
 from tests.subscriptions.test_subscriptions import (

@@ -69,7 +69,7 @@ async def test_deleting_while_the_live_pass_records_a_bar_waits_for_it(
 
 @pytest.mark.skipif(PG_URL is None, reason="SQLite's writes take one lock: they cannot deadlock")
 async def test_a_request_postgresql_stops_to_break_a_deadlock_answers_503_not_executed(
-    app: FastAPI, user_factory: Any
+    app: FastAPI, user_factory: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Should a lock cycle still form with a writer the service does not order (here another
     client of the database), the request PostgreSQL stops answers 503 "not executed", never a
@@ -97,6 +97,10 @@ async def test_a_request_postgresql_stops_to_break_a_deadlock_answers_503_not_ex
     assert answered.status_code == 503, answered.text
     assert answered.headers["Retry-After"].isdigit()
     assert answered.json() == {"error": "service_unavailable", "msg": CONFLICT}
+    assert not db.outages.down  # a conflict, not an outage: told as one, nothing else waits
+    assert "database conflict, a transaction was not executed: Error: deadlock detected" in (
+        caplog.text
+    )
     (shown,) = (await owner.get(f"/v1/strategies/{sid}/deployments")).json()
     assert (shown["id"], shown["status"]) == (deployment_id, "running")  # not executed
     again = await _delete_strategy(owner, sid)

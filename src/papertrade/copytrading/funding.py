@@ -8,6 +8,7 @@ from decimal import Decimal
 from sqlalchemy import select
 
 from papertrade.copytrading import service as copies
+from papertrade.db import CURRENT
 from papertrade.models import CopyRelation, CopyTrade
 from papertrade.outbox.dispatcher import Consumer
 from papertrade.outbox.store import StoredEvent
@@ -25,10 +26,17 @@ async def count_funding(uow: AsyncWork, events: Sequence[StoredEvent]) -> None:
     relations = {
         r.id: r
         for r in await session.scalars(
-            select(CopyRelation).where(
+            select(CopyRelation)
+            .where(
                 CopyRelation.follower_portfolio_id.in_(portfolios),
                 CopyRelation.status != copies.ENDED,
             )
+            .order_by(CopyRelation.id)
+            # Locked, in the mirror's order, and read as they are now: an unfollow closing the
+            # copied positions adds to the same net PnL in its own transaction, and a stale
+            # read here would write its change away.
+            .with_for_update(key_share=True)
+            .execution_options(**CURRENT)
         )
     }
     if not relations:

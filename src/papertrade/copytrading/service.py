@@ -276,17 +276,21 @@ async def settle(
     is paper money and never reaches a wallet (docs/social.md, docs/wallet.md). With the market
     at hand, both portfolios' equity is marked just before (the fee is a cash flow: their
     time-weighted returns end the sub-period there, exactly)."""
-    follower = await uow.session.scalar(
+    receiver_id = await payout_portfolio_id(uow.session, relation)
+    # Both portfolios at once, in id order as every path that takes several does (the funding
+    # job, the mirror): the follower's first, then the receiver, deadlocked with them.
+    locked = await uow.session.scalars(
         select(Portfolio)
-        .where(Portfolio.id == relation.follower_portfolio_id)
+        .where(Portfolio.id.in_({relation.follower_portfolio_id, receiver_id}))
+        .order_by(Portfolio.id)
         .with_for_update()
         .execution_options(**CURRENT)
     )
-    assert follower is not None
+    portfolios = {portfolio.id: portfolio for portfolio in locked}
+    follower, receiver = portfolios[relation.follower_portfolio_id], portfolios[receiver_id]
     share = rules.revenue_share(
         relation.cum_net_pnl, relation.hwm, relation.profit_share_pct, follower.balance
     )
-    receiver_id = await payout_portfolio_id(uow.session, relation)
     row = CopySettlement(
         relation_id=relation.id,
         leader_user_id=relation.leader_user_id,
@@ -305,15 +309,6 @@ async def settle(
     relation.hwm = share.hwm_after
     if share.fee > ZERO:
         note = f"revenue share, copy {relation.id}, settlement {row.id}"
-        # The leader's portfolio after the follower's (a receiver that is the follower's own
-        # portfolio cannot happen: nobody copies their own portfolio).
-        receiver = await uow.session.scalar(
-            select(Portfolio)
-            .where(Portfolio.id == receiver_id)
-            .with_for_update()
-            .execution_options(**CURRENT)
-        )
-        assert receiver is not None
         if market is not None:
             for portfolio in (follower, receiver):
                 await returns.mark_before_flow(uow, market, portfolio)

@@ -166,6 +166,9 @@ class OutageLog:
         return self.down or time.monotonic() - self._last_failure < seconds
 
     def failed(self, exc: BaseException) -> None:
+        if is_conflict(exc):  # one transaction stopped to break a lock cycle: the database is up
+            log.warning("database conflict, a transaction was not executed: %s", _describe(exc))
+            return
         self._last_failure = time.monotonic()
         if self.down_reason is None:
             self.down_reason = _describe(exc)

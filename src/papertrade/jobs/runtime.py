@@ -6,7 +6,6 @@ engine/leader.py), so a job scheduled once is sent once however many processes r
 """
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import os
@@ -27,7 +26,7 @@ from papertrade.jobs.cpu import CpuPool
 from papertrade.jobs.declare import Job
 from papertrade.jobs.recorder import JobRecorder, attempt_of
 from papertrade.jobs.run import JobRun
-from papertrade.kit.tasks import stop_within
+from papertrade.kit.tasks import stop_within, wait_up_to
 
 P = ParamSpec("P")
 log = logging.getLogger("papertrade.jobs")
@@ -198,9 +197,7 @@ class Jobs:
                 delay = RECONNECT_S[min(failures, len(RECONNECT_S) - 1)]
                 failures += 1
                 log.warning("jobs: reading the queue failed (%s); again in %d s", exc, delay)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(delay):
-                        await self._stop_consuming.wait()
+                await wait_up_to(self._stop_consuming, delay)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

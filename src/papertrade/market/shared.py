@@ -27,6 +27,7 @@ from papertrade.kit.tasks import (
     cancel_redis_listeners,
     cancel_requested,
     next_message,
+    wait_up_to,
 )
 from papertrade.kit.time import now_ms
 from papertrade.market import wire
@@ -367,9 +368,7 @@ class SharedFeed:
                     log.debug("market data: heartbeat skipped (%s)", exc)
                 else:
                     log.exception("market data: heartbeat failed")
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(HEARTBEAT_S):
-                    await self._beat_now.wait()
+            await wait_up_to(self._beat_now, HEARTBEAT_S)
             self._beat_now.clear()
 
     def _set_instruments(self, instruments: dict[str, Instrument]) -> None:
