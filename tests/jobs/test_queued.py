@@ -2,9 +2,12 @@
 
 import os
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
+from taskiq.kicker import AsyncKicker
 
 from tests.conftest import client_for
 from tests.jobs import sample_jobs
@@ -61,3 +64,23 @@ async def test_cpu_work_runs_in_another_process_and_the_loop_stays_free(
     done = await wait_for_job(jobs_app, job_id, "succeeded", within=60)
     assert isinstance(done.result, int) and done.result != os.getpid()
     assert done.arguments == {"path": str(release)}
+
+
+async def test_a_retry_due_in_a_minute_that_has_passed_is_still_sent(jobs_app: FastAPI) -> None:
+    """Retries wait (in Redis, scaled out) under the minute they are due in. One whose minute
+    ended before the leader's scheduler looked (due in a minute's last second, or while the
+    leader was busy or taking over) was never sent: taskiq-redis could not read the minute back
+    from keys under our prefix, and the job stayed `retrying` (a loaded run's retry that never
+    came)."""
+    jobs = jobs_of(jobs_app)
+    task = jobs.broker.find_task(sample_jobs.COUNTED.name)
+    assert task is not None
+    job_id = uuid.uuid4().hex
+    retry: AsyncKicker[Any, int] = AsyncKicker(task.task_name, jobs.broker, task.labels)
+    due = datetime.now(UTC) - timedelta(minutes=2)
+    retry = retry.with_task_id(job_id).with_labels(_retries=1)
+    await retry.schedule_by_time(jobs._retries, due, n=41)
+
+    done = await wait_for_job(jobs_app, job_id, "succeeded")
+    assert (done.result, done.attempts, done.arguments) == (41, 2, {"n": 41})
+    assert sample_jobs.RUNS.count(job_id) == 1  # sent once

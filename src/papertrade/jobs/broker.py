@@ -7,6 +7,7 @@ with one consumer group, so each job is taken by exactly one consumer (an API pr
 retries wait in Redis until the leader's scheduler sends them again.
 """
 
+import datetime
 import logging
 
 from taskiq import AsyncBroker, BrokerMessage, InMemoryBroker, ScheduledTask, ScheduleSource
@@ -35,10 +36,22 @@ def queue_name(settings: Settings) -> str:
 
 
 class RedisRetries(ListRedisScheduleSource):
-    """taskiq-redis's schedule source, which leaves its connections open when shut down."""
+    """taskiq-redis's schedule source, which leaves its connections open when shut down, and
+    reads back the minute a retry is due in from its key."""
 
     async def shutdown(self) -> None:
         await self._connection_pool.disconnect()
+
+    def _parse_time_key(self, key: str) -> datetime.datetime | None:
+        # taskiq-redis reads the minute after the key's second colon, and our prefix has colons
+        # of its own (pt:<deployment>:jobs:retries): every retry due in a minute that had ended
+        # was skipped, so one due in a minute's last second, or while the leader was busy or
+        # taking over, was never sent, and its job stayed `retrying` for good.
+        minute = key.rpartition(":time:")[2]
+        try:
+            return datetime.datetime.strptime(minute, "%Y-%m-%dT%H:%M").replace(tzinfo=datetime.UTC)
+        except ValueError:
+            return None
 
 
 class LocalBroker(InMemoryBroker):
