@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 from taskiq.kicker import AsyncKicker
 
+from papertrade.jobs.runtime import Jobs
 from tests.conftest import client_for
 from tests.jobs import sample_jobs
 from tests.jobs.helpers import jobs_of, wait_for_job
@@ -66,21 +67,42 @@ async def test_cpu_work_runs_in_another_process_and_the_loop_stays_free(
     assert done.arguments == {"path": str(release)}
 
 
-async def test_a_retry_due_in_a_minute_that_has_passed_is_still_sent(jobs_app: FastAPI) -> None:
-    """Retries wait (in Redis, scaled out) under the minute they are due in. One whose minute
-    ended before the leader's scheduler looked (due in a minute's last second, or while the
-    leader was busy or taking over) was never sent: taskiq-redis could not read the minute back
-    from keys under our prefix, and the job stayed `retrying` (a loaded run's retry that never
-    came)."""
-    jobs = jobs_of(jobs_app)
+async def _retry_due(jobs: Jobs, due: datetime, n: int) -> str:
+    """A retry of COUNTED(n) waiting for `due`, as taskiq's retry middleware leaves one."""
     task = jobs.broker.find_task(sample_jobs.COUNTED.name)
     assert task is not None
     job_id = uuid.uuid4().hex
     retry: AsyncKicker[Any, int] = AsyncKicker(task.task_name, jobs.broker, task.labels)
-    due = datetime.now(UTC) - timedelta(minutes=2)
     retry = retry.with_task_id(job_id).with_labels(_retries=1)
-    await retry.schedule_by_time(jobs._retries, due, n=41)
+    await retry.schedule_by_time(jobs._retries, due, n=n)
+    return job_id
+
+
+async def test_a_retry_due_in_a_minute_that_has_passed_is_still_sent(jobs_app: FastAPI) -> None:
+    """Retries wait (in Redis, scaled out) under the minute they are due in. One whose minute
+    ended before the leader's scheduler looked (due in a minute's last second, or while the
+    leader was busy) was never sent: taskiq-redis could not read the minute back from keys
+    under our prefix, and the job stayed `retrying` (a loaded run's retry that never came)."""
+    job_id = await _retry_due(jobs_of(jobs_app), datetime.now(UTC) - timedelta(minutes=2), 41)
 
     done = await wait_for_job(jobs_app, job_id, "succeeded")
     assert (done.result, done.attempts, done.arguments) == (41, 2, {"n": 41})
     assert sample_jobs.RUNS.count(job_id) == 1  # sent once
+
+
+async def test_a_retry_left_while_no_process_led_is_sent_by_the_next_leader(
+    jobs_app: FastAPI,
+) -> None:
+    """At each poll the leader reads only the last minutes' retries (not the whole of Redis);
+    a scheduler that starts reads every retry still waiting, however old: one left half an
+    hour ago by a leader that died before sending it goes now."""
+    jobs = jobs_of(jobs_app)
+    recent = await _retry_due(jobs, datetime.now(UTC), 42)
+    await wait_for_job(jobs_app, recent, "succeeded")  # the scheduler has looked, and sends
+    await jobs.follow()  # no process of this deployment schedules
+    job_id = await _retry_due(jobs, datetime.now(UTC) - timedelta(minutes=30), 43)
+    await jobs.lead()
+
+    done = await wait_for_job(jobs_app, job_id, "succeeded")
+    assert (done.result, done.attempts) == (43, 2)
+    assert sample_jobs.RUNS.count(job_id) == 1

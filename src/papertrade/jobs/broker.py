@@ -10,6 +10,7 @@ retries wait in Redis until the leader's scheduler sends them again.
 import datetime
 import logging
 
+from redis.asyncio import Redis
 from taskiq import AsyncBroker, BrokerMessage, InMemoryBroker, ScheduledTask, ScheduleSource
 from taskiq.middlewares import SmartRetryMiddleware
 from taskiq.serializers import JSONSerializer
@@ -22,6 +23,9 @@ from papertrade.kit.deployment import namespace
 CONSUMER_GROUP = "papertrade"
 STREAM_LIMIT = 100_000  # entries kept in the stream (handled ones included); older are trimmed
 MAX_RETRY_DELAY_S = 300
+MINUTE = datetime.timedelta(minutes=1)
+RECENT = 10 * MINUTE  # past minutes the leader reads at each poll for retries still waiting
+SCAN_COUNT = 1000
 log = logging.getLogger("papertrade.jobs")
 
 
@@ -36,11 +40,39 @@ def queue_name(settings: Settings) -> str:
 
 
 class RedisRetries(ListRedisScheduleSource):
-    """taskiq-redis's schedule source, which leaves its connections open when shut down, and
-    reads back the minute a retry is due in from its key."""
+    """taskiq-redis's schedule source, which leaves its connections open when shut down, reads
+    back the minute a retry is due in from its key, and finds past minutes' retries without
+    scanning Redis's whole keyspace each second."""
+
+    _looked_at: datetime.datetime | None = None  # the minute of the last look at past minutes
+
+    async def startup(self) -> None:
+        self._looked_at = None  # a scheduler starts (this process leads): look at every minute
+        await super().startup()
 
     async def shutdown(self) -> None:
         await self._connection_pool.disconnect()
+
+    async def _get_previous_time_schedules(self) -> list[bytes]:
+        # taskiq-redis scans the whole keyspace for past minutes' keys at every poll (each
+        # second, ten keys per round trip: thousands of round trips on a busy Redis). Here: the
+        # few minutes before this one in one round trip, and the whole scan only when a
+        # scheduler starts or after a longer gap.
+        now = datetime.datetime.now(datetime.UTC).replace(second=0, microsecond=0)
+        async with Redis(connection_pool=self._connection_pool) as redis:
+            if self._looked_at is None or now - self._looked_at > RECENT:
+                found = redis.scan_iter(f"{self._prefix}:time:*", count=SCAN_COUNT)
+                keys = [key.decode() async for key in found]
+                keys = [k for k in keys if (t := self._parse_time_key(k)) is not None and t < now]
+            else:
+                minutes = range(1, RECENT // MINUTE + 1)
+                keys = [self._get_time_key(now - m * MINUTE) for m in minutes]
+            lists = redis.pipeline(transaction=False)
+            for key in keys:
+                lists.lrange(key, 0, -1)
+            schedules = [entry for listed in await lists.execute() for entry in listed]
+        self._looked_at = now
+        return schedules
 
     def _parse_time_key(self, key: str) -> datetime.datetime | None:
         # taskiq-redis reads the minute after the key's second colon, and our prefix has colons
