@@ -4,7 +4,7 @@ import asyncio
 import contextlib
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from papertrade.faults.outage import CommitOutcomeUnknown, OutageLog, is_outage
-from papertrade.pgread import DriverRead, compile_read, fetch_row
+from papertrade.pgread import DriverRead, compile_read, fetch_row, fetch_rows
 
 T = TypeVar("T")
 AnySession = Session | AsyncSession  # code that only adds, changes and emits takes either
@@ -275,16 +275,38 @@ class Database:
                     raise
         async with self.single_read() as connection:
             if not self.is_sqlite:
-                read = self._driver_reads.get(id(statement))
-                if read is None:
-                    read = self._driver_reads[id(statement)] = compile_read(
-                        statement, self.engine.dialect
-                    )
                 try:
-                    return await fetch_row(connection, read, params)
+                    return await fetch_row(connection, self._driver_read(statement), params)
                 except Exception:  # SQLAlchemy's run of the statement tells what it was
                     pass
             return _as_dict((await connection.execute(statement, params)).first())
+
+    async def read_all(
+        self, reads: Sequence[tuple[Select[Any], Mapping[str, Any]]]
+    ) -> list[list[dict[str, Any]]]:
+        """Every row of each read-only statement, as {column: value}, on one connection: what
+        read_row does for one row, for a read of several statements (a bot's account poll). Each
+        statement sees its own snapshot, as in a reader() session."""
+        if self.is_sqlite:
+            try:
+                with self._loop_reader().connect() as connection:
+                    return [_as_dicts(connection.execute(s, p)) for s, p in reads]
+            except OperationalError as exc:
+                if not _busy(exc):
+                    raise
+        async with self.single_read() as connection:
+            if not self.is_sqlite:
+                try:
+                    return [await fetch_rows(connection, self._driver_read(s), p) for s, p in reads]
+                except Exception:  # SQLAlchemy's run of the statements tells what it was
+                    pass
+            return [_as_dicts(await connection.execute(s, p)) for s, p in reads]
+
+    def _driver_read(self, statement: Select[Any]) -> DriverRead:
+        read = self._driver_reads.get(id(statement))
+        if read is None:
+            read = self._driver_reads[id(statement)] = compile_read(statement, self.engine.dialect)
+        return read
 
     async def read(self, work: Callable[[Session], T]) -> T:
         """Run the synchronous, read-only `work` with a session and return its result (the
@@ -379,6 +401,10 @@ _USED_AT = "papertrade_used_at"
 
 def _as_dict(row: Row[Any] | None) -> dict[str, Any] | None:
     return None if row is None else dict(row._mapping)
+
+
+def _as_dicts(rows: Iterable[Row[Any]]) -> list[dict[str, Any]]:
+    return [dict(row._mapping) for row in rows]
 
 
 class SQLiteConnection(sqlite3.Connection):

@@ -1,4 +1,4 @@
-"""One-row reads on PostgreSQL through asyncpg itself, for the hottest read (a bot's poll).
+"""Reads on PostgreSQL through asyncpg itself, for the hottest reads (a bot's polls).
 
 Through SQLAlchemy a point read costs about three times the driver's own work (the connection's
 execution context, the adapter's cursor, a greenlet hop per call: BENCHMARKS.md). A statement
@@ -45,15 +45,35 @@ async def fetch_row(
     connection: AsyncConnection, read: DriverRead, values: Mapping[str, Any]
 ) -> dict[str, Any] | None:
     """The first row as {column: value}; raises what the driver raises."""
-    arguments = [
-        values[name] if convert is None else convert(values[name]) for name, convert in read.params
+    driver = await _driver(connection)
+    record = await driver.fetchrow(read.sql, *_arguments(read, values))
+    return None if record is None else _row(read, record)
+
+
+async def fetch_rows(
+    connection: AsyncConnection, read: DriverRead, values: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Every row, each as {column: value}; raises what the driver raises."""
+    driver = await _driver(connection)
+    return [
+        _row(read, record) for record in await driver.fetch(read.sql, *_arguments(read, values))
     ]
+
+
+async def _driver(connection: AsyncConnection) -> Any:
     driver = (await connection.get_raw_connection()).driver_connection
     if driver is None:
         raise ConnectionError("the pooled connection has no driver connection")
-    record = await driver.fetchrow(read.sql, *arguments)
-    if record is None:
-        return None
+    return driver
+
+
+def _arguments(read: DriverRead, values: Mapping[str, Any]) -> list[Any]:
+    return [
+        values[name] if convert is None else convert(values[name]) for name, convert in read.params
+    ]
+
+
+def _row(read: DriverRead, record: Any) -> dict[str, Any]:
     return {
         name: value if convert is None else convert(value)
         for (name, convert), value in zip(read.columns, record, strict=True)

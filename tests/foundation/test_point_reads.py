@@ -1,7 +1,8 @@
-"""Database.read_row, the hottest read (a bot's poll of its portfolio). On PostgreSQL it goes to
-asyncpg itself (pgread.py): it must give exactly what SQLAlchemy gives, amounts included, and a
-connection the server dropped must fail as SQLAlchemy fails (an error the service answers with
-503), never with the driver's own exception, and leave the next read working."""
+"""Database.read_row and read_all, the hottest reads (a bot's poll of its portfolio, of its
+account). On PostgreSQL they go to asyncpg itself (pgread.py): they must give exactly what
+SQLAlchemy gives, amounts included, and a connection the server dropped must fail as SQLAlchemy
+fails (an error the service answers with 503), never with the driver's own exception, and leave
+the next read working."""
 
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -38,6 +39,7 @@ PROBE = Table(
     Column("deleted_at", BigInteger),
 )
 READ = select(*PROBE.columns).where(PROBE.c.id == bindparam("id"))
+UP_TO = select(*PROBE.columns).where(PROBE.c.id <= bindparam("id")).order_by(PROBE.c.id)
 ROWS: list[dict[str, Any]] = [
     {"id": 1, "amount": Decimal("12345.67891234"), "name": "ünïcode", "flag": True},
     {"id": 2, "amount": Decimal("-0.00000001"), "name": "", "flag": False},
@@ -85,8 +87,35 @@ async def test_a_point_read_gives_what_sqlalchemy_gives(database: Database) -> N
             assert dict(through_sqlalchemy._mapping) == read
 
 
+async def test_reads_of_several_statements_give_what_sqlalchemy_gives(database: Database) -> None:
+    statements: list[str] = []
+
+    def seen(*args: Any) -> None:
+        statements.append(args[2])
+
+    event.listen(database.engine.sync_engine, "before_cursor_execute", seen)
+    every, first, none = await database.read_all(
+        [(UP_TO, {"id": 3}), (READ, {"id": 1}), (UP_TO, {"id": 0})]
+    )
+    event.remove(database.engine.sync_engine, "before_cursor_execute", seen)
+    assert (every, first, none) == (ROWS, [ROWS[0]], [])
+    assert type(every[1]["amount"]) is Decimal
+    assert statements == []  # on PostgreSQL, through asyncpg itself
+    async with database.engine.connect() as connection:
+        through_sqlalchemy = (await connection.execute(UP_TO, {"id": 3})).all()
+    assert [dict(row._mapping) for row in through_sqlalchemy] == every
+
+
+async def _first_row(database: Database, how: str) -> dict[str, Any] | None:
+    if how == "read_row":
+        return await database.read_row(READ, {"id": 1})
+    (rows,) = await database.read_all([(READ, {"id": 1})])
+    return rows[0] if rows else None
+
+
+@pytest.mark.parametrize("how", ["read_row", "read_all"])
 async def test_a_dropped_connection_fails_as_sqlalchemy_fails_and_the_next_read_works(
-    database: Database, database_url: str
+    database: Database, database_url: str, how: str
 ) -> None:
     if database.is_sqlite:
         pytest.skip("a server that drops connections is PostgreSQL's")
@@ -101,11 +130,11 @@ async def test_a_dropped_connection_fails_as_sqlalchemy_fails_and_the_next_read_
         await admin.close()
     outcome: dict[str, Any] | DBAPIError | None
     try:
-        outcome = await database.read_row(READ, {"id": 1})
+        outcome = await _first_row(database, how)
     except DBAPIError as exc:  # what faults/ answers with 503, not asyncpg's own exception
         outcome = exc
     if isinstance(outcome, DBAPIError):
         assert outcome.connection_invalidated
     else:
         assert outcome == ROWS[0]  # a slow machine: the pool's ping replaced the connection first
-    assert await database.read_row(READ, {"id": 1}) == ROWS[0]
+    assert await _first_row(database, how) == ROWS[0]

@@ -5,7 +5,6 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import bindparam, select
-from sqlalchemy.orm import Session
 
 from papertrade.auth.principal import Principal
 from papertrade.context import AppContext
@@ -89,12 +88,18 @@ class Snapshot:
 # Built once, the portfolio a parameter: SQLAlchemy derives the cache key of a statement built
 # for each request again at every execution, which cost a third of this read. Two statements,
 # not three: the portfolio comes with its position rows (an outer join, so a portfolio without
-# any still comes), and the open orders are read as plain columns (Core, no ORM objects: only
-# their sums are shown), which spares the ORM's per-statement work (a third of the read again).
+# any still comes). Both are read as plain columns (Database.read_all: on PostgreSQL through
+# asyncpg itself, one connection for both), which spares the ORM's and the session's work per
+# statement; the portfolio and its positions become objects of their own (never in a session).
+_PORTFOLIO = Portfolio.__table__.c
+_POSITION = Position.__table__.c
+_AS_POSITION = {f"position_{column.key}": column.key for column in _POSITION}
 _PORTFOLIO_POSITIONS = (
-    select(Portfolio, Position)
-    .outerjoin(Position, Position.portfolio_id == Portfolio.id)
-    .where(Portfolio.id == bindparam("portfolio_id"))
+    select(*_PORTFOLIO, *(_POSITION[key].label(label) for label, key in _AS_POSITION.items()))
+    .select_from(
+        Portfolio.__table__.outerjoin(Position.__table__, _POSITION.portfolio_id == _PORTFOLIO.id)
+    )
+    .where(_PORTFOLIO.id == bindparam("portfolio_id"))
 )
 _ORDERS = Order.__table__.c
 _OPEN_ORDERS = (
@@ -113,27 +118,30 @@ _OPEN_ORDERS = (
 )
 
 
-def read_snapshot(
-    session: Session, ctx: AppContext, principal: Principal, portfolio_id: int
-) -> Snapshot:
+async def read_snapshot(ctx: AppContext, principal: Principal, portfolio_id: int) -> Snapshot:
     """The caller's portfolio (else a 404), its positions and open orders, valued at the current
-    marks (synchronous: run by Database.read, on SQLite without a thread hop per statement)."""
+    marks."""
     params = {"portfolio_id": portfolio_id}
-    found: Portfolio | None = None
+    joined, orders = await ctx.db.read_all([(_PORTFOLIO_POSITIONS, params), (_OPEN_ORDERS, params)])
+    found = (
+        Portfolio(**{column.key: joined[0][column.key] for column in _PORTFOLIO})
+        if joined
+        else None
+    )
     positions: dict[str, Position] = {}
-    for held_by, row in session.execute(_PORTFOLIO_POSITIONS, params):
-        found = held_by
-        if row is not None:
-            positions[position_service.key_of(row)] = row
+    for row in joined:
+        if row["position_id"] is not None:
+            position = Position(**{key: row[label] for label, key in _AS_POSITION.items()})
+            positions[position_service.key_of(position)] = position
     portfolio = portfolio_service.check_owned(found, principal, portfolio_id)
     feed = require_feed(ctx.market)
     open_orders: dict[str, OpenSide] = {}
-    for order in session.connection().execute(_OPEN_ORDERS, params):
-        key = position_service.position_key(order.symbol, order.position_side)
+    for order in orders:
+        key = position_service.position_key(order["symbol"], order["position_side"])
         side = open_orders.setdefault(key, OpenSide())
-        side.margin += order.reserved_margin
-        remaining = (order.quantity - order.filled_quantity) * (order.price or ZERO)
-        if order.side == "buy":
+        side.margin += order["reserved_margin"]
+        remaining = (order["quantity"] - order["filled_quantity"]) * (order["price"] or ZERO)
+        if order["side"] == "buy":
             side.bid += remaining
         else:
             side.ask += remaining

@@ -3,8 +3,6 @@
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from papertrade.fapi import account_view, queries, translate
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.errors import FapiError, invalid_data
@@ -32,10 +30,7 @@ async def _portfolio(call: Call, session: Any) -> Portfolio:
 
 
 async def _snapshot(call: Call) -> account_view.Snapshot:
-    def read(session: Session) -> account_view.Snapshot:
-        return account_view.read_snapshot(session, call.ctx, call.principal, call.portfolio_id)
-
-    return await call.ctx.db.read(read)
+    return await account_view.read_snapshot(call.ctx, call.principal, call.portfolio_id)
 
 
 def _symbol_filter(call: Call) -> Instrument | None:
