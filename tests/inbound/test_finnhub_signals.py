@@ -6,13 +6,17 @@ import time
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from fastapi import FastAPI
 
 from papertrade.config import Settings
+from papertrade.inbound import jobs as inbound_jobs
 from papertrade.inbound import providers
+from papertrade.inbound import service as inbound_service
 from papertrade.inbound import signals as inbound_signals
 from papertrade.models import InboundEvent
 from tests.conftest import User, client_for, running_app, sign_up
+from tests.jobs.helpers import wait_for_job
 from tests.notifications.helpers import wait_for_inbox
 from tests.trading_api.helpers import positions, set_price
 
@@ -126,3 +130,50 @@ async def test_an_alert_trades_the_configured_portfolio_once(isolated_settings: 
         assert stopped.json()["signal_portfolio_id"] is None
         await _alert(app, source, {"id": "f-4", "symbol": "BTCUSDT"})
         assert (await _events(owner, source["id"], 5))[0]["outcome"] == "notified"
+
+
+async def test_a_sources_alerts_trade_in_the_order_they_arrived(
+    isolated_settings: Settings,
+) -> None:
+    """A `buy` then a `close` leave the portfolio flat, whichever job runs first: each event's
+    job processes its source's earlier events first. Jobs run side by side, and a loaded run
+    once recorded a later alert before an earlier one; had the `close` gone first, the `buy`
+    would have left a position open."""
+    async with running_app(isolated_settings) as app:
+        owner = await sign_up(app)
+        pid = (await owner.portfolio(initial_balance="100000"))["id"]
+        source = (await owner.post("/v1/webhook-sources", json={"provider": "finnhub"})).json()
+        chosen = await owner.client.put(
+            f"/v1/webhook-sources/{source['id']}/signal",
+            json={"portfolio_id": pid, "action": "buy", "size_percent": "10"},
+            headers=owner.write_headers(),
+        )
+        assert chosen.status_code == 200, chosen.text
+        await set_price(app, "BTCUSDT", "50000")
+        ctx = app.state.ctx
+        arrived = [
+            await inbound_service.store(
+                ctx,
+                "finnhub",
+                f"{source['id']}:{alert['id']}",
+                "alert",
+                orjson.dumps(alert),
+                source_id=source["id"],
+                user_id=owner.id,
+            )
+            for alert in (
+                {"id": "o-1", "symbol": "BTCUSDT"},
+                {"id": "o-2", "symbol": "BTCUSDT", "action": "close"},
+            )
+        ]
+        jobs = app.state.jobs
+        later = await jobs.enqueue(inbound_jobs.PROCESS_EVENT, event_id=arrived[1].event_id)
+        await wait_for_job(app, later, "succeeded")  # the close's job, alone, first
+        earlier = await jobs.enqueue(inbound_jobs.PROCESS_EVENT, event_id=arrived[0].event_id)
+        await wait_for_job(app, earlier, "succeeded")
+
+        signals = (await owner.get(f"/v1/portfolios/{pid}/signals")).json()["signals"]
+        assert [s["status"] for s in signals] == ["executed", "executed"]  # the buy, the close
+        assert await positions(owner, pid) == {}
+        events = await _events(owner, source["id"], 2)
+        assert [e["event_id"] for e in events] == [f"{source['id']}:o-2", f"{source['id']}:o-1"]

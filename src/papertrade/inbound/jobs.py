@@ -1,15 +1,38 @@
-"""The inbound framework's job: process one stored event."""
+"""The inbound framework's job: process one stored event, after its source's earlier ones."""
 
-from papertrade.inbound import providers, signals
+import logging
+
+from papertrade.context import AppContext
+from papertrade.inbound import providers, signals, turns
 from papertrade.jobs.declare import queued
 from papertrade.jobs.run import JobRun
 
+log = logging.getLogger("papertrade.inbound")
+
 
 async def process_event(run: JobRun, event_id: int) -> str:
+    """Process the event; first every earlier event of its source still waiting (their own jobs
+    then find them processed), so a source's alerts take effect in the order they arrived."""
+    ctx = run.ctx
+    source_id = await turns.source_of(ctx, event_id)
+    if source_id is None:  # the email provider's events: no order among them matters
+        return await _process(ctx, event_id)
+    async with turns.source_turn(ctx, source_id):
+        for earlier in await turns.waiting_before(ctx, source_id, event_id):
+            try:
+                await _process(ctx, earlier)
+            except Exception:  # its own job tries it again; this one goes on
+                log.warning(
+                    "inbound: event %d failed before event %d", earlier, event_id, exc_info=True
+                )
+        return await _process(ctx, event_id)
+
+
+async def _process(ctx: AppContext, event_id: int) -> str:
     # A Finnhub alert trades first (its own transactions, de-duplicated on the event), then
     # the event is notified and marked processed with what the signal did.
-    traded = await signals.trade(run.ctx, event_id)
-    async with run.ctx.transaction() as uow:
+    traded = await signals.trade(ctx, event_id)
+    async with ctx.transaction() as uow:
         return await providers.process(uow, event_id, traded)
 
 
