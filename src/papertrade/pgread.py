@@ -20,25 +20,34 @@ Convert = Callable[[Any], Any] | None
 
 
 @dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    convert: Convert
+    required: bool  # given at each read (a `bindparam`); else the statement's own value
+    value: Any  # for one the statement holds (a LIMIT, a literal compared with)
+
+
+@dataclass(frozen=True, slots=True)
 class DriverRead:
     statement: Select[Any]  # held, so that the id keying a cache of these is never reused
     sql: str
-    params: tuple[tuple[str, Convert], ...]  # bind names in the SQL's order
+    params: tuple[Param, ...]  # in the SQL's order
     columns: tuple[tuple[str, Convert], ...]
 
 
 def compile_read(statement: Select[Any], dialect: Dialect) -> DriverRead:
     compiled = statement.compile(dialect=dialect)
-    params = tuple(
-        (name, compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect))
-        for name in compiled.positiontup or ()
-    )
+    params = []
+    for name in compiled.positiontup or ():
+        bind = compiled.binds[name]
+        convert = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        params.append(Param(name, convert, bind.required, bind.effective_value))
     selected = statement.selected_columns
     columns = tuple(
         (key, column.type.dialect_impl(dialect).result_processor(dialect, None))
         for key, column in zip(selected.keys(), selected, strict=True)
     )
-    return DriverRead(statement, compiled.string, params, columns)
+    return DriverRead(statement, compiled.string, tuple(params), columns)
 
 
 async def fetch_row(
@@ -68,9 +77,11 @@ async def _driver(connection: AsyncConnection) -> Any:
 
 
 def _arguments(read: DriverRead, values: Mapping[str, Any]) -> list[Any]:
-    return [
-        values[name] if convert is None else convert(values[name]) for name, convert in read.params
-    ]
+    arguments = []
+    for param in read.params:
+        value = values[param.name] if param.required or param.name in values else param.value
+        arguments.append(value if param.convert is None else param.convert(value))
+    return arguments
 
 
 def _row(read: DriverRead, record: Any) -> dict[str, Any]:

@@ -39,7 +39,8 @@ PROBE = Table(
     Column("deleted_at", BigInteger),
 )
 READ = select(*PROBE.columns).where(PROBE.c.id == bindparam("id"))
-UP_TO = select(*PROBE.columns).where(PROBE.c.id <= bindparam("id")).order_by(PROBE.c.id)
+# A LIMIT is a value the statement holds: the read sends it too (the account read has one).
+UP_TO = select(*PROBE.columns).where(PROBE.c.id <= bindparam("id")).order_by(PROBE.c.id).limit(10)
 ROWS: list[dict[str, Any]] = [
     {"id": 1, "amount": Decimal("12345.67891234"), "name": "ünïcode", "flag": True},
     {"id": 2, "amount": Decimal("-0.00000001"), "name": "", "flag": False},
