@@ -129,10 +129,15 @@ async def test_an_order_ticket_used_before_its_script_sends_nothing_then_works(
     await expect(page.locator("#t-size")).to_have_value("0.01")  # nothing reloaded
 
     script_in.set()
-    await expect(submit).to_be_enabled()
+    # Once in, the script judges what was typed before it: 0.01 USDT is below the minimum, so
+    # the button waits with the reason beside it (it may be enabled for a moment before the
+    # preview answers, which is why the test does not wait for that).
+    await expect(page.locator("#t-problems")).to_contain_text("Below the minimum order")
+    await expect(submit).to_be_disabled()
     await page.select_option("#t-symbol", "BTCUSDT")
     await page.select_option("#t-unit", "base")
     await page.fill("#t-size", "0.01")
+    await expect(submit).to_be_enabled()
     await submit.click()
     await expect_toast(page, "Filled")
     listed = await call(page, "GET", f"/v1/order?portfolio_id={made['id']}&status=all")

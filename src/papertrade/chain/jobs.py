@@ -18,7 +18,8 @@ from papertrade.jobs.run import JobRun
 async def attest(run: JobRun) -> dict[str, int]:
     settings = run.ctx.settings
     key = attestation_key(settings)
-    async with run.ctx.transaction() as uow:
+    # Chain tables only, as the chain consumer: the SQLite order writer's memory stays good.
+    async with run.ctx.transaction(keeps_writer_memory=True) as uow:
         days = await seal_finished_days(
             uow.session, key, anchor_names(settings), uow.now(), settings.attestation_root_every_s
         )

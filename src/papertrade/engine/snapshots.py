@@ -24,7 +24,8 @@ async def record_snapshots(ctx: AppContext) -> int:
     if not portfolios:
         return 0
     now = now_ms()
-    async with ctx.transaction() as uow:
+    # Only snapshot rows: the SQLite order writer's memory of portfolios stays good.
+    async with ctx.transaction(keeps_writer_memory=True) as uow:
         for portfolio in portfolios:
             inputs = position_service.position_inputs(ctx.market, positions[portfolio.id])
             equity = margin.account_state(portfolio.balance, inputs).equity
