@@ -6,14 +6,18 @@ import time
 from decimal import Decimal
 from typing import Any
 
+import orjson
 from fastapi import FastAPI
 
 from papertrade.config import Settings
-from papertrade.tg import signals
+from papertrade.models import TelegramUpdate
+from papertrade.tg import jobs as tg_jobs
+from papertrade.tg import signals, updates
 from papertrade.tg.text import cornix_block
 from tests.conftest import User, sign_up
 from tests.fakes.telegram_api import FakeTelegram
 from tests.foundation.helpers import hold_the_window
+from tests.jobs.helpers import wait_for_job
 from tests.notifications.helpers import wait_for_inbox
 from tests.telegram.helpers import (
     link_code,
@@ -120,6 +124,44 @@ async def test_a_cornix_signal_opens_a_position_and_is_in_the_history(
             "Signal 2 (tg): sell 1.492 BTCUSDT market: filled; "
             f"cancelled 3 waiting stop/take-profit order(s)\n{link}"
         )
+
+
+async def test_a_chats_signals_trade_in_the_order_telegram_numbered_them(
+    isolated_settings: Settings,
+) -> None:
+    """A signal then its close leave the portfolio flat, whichever job runs first: each
+    update's job processes its chat's earlier updates first. Jobs run side by side (and
+    Telegram may deliver updates at once); had the close gone first, the signal would have
+    left a position open."""
+    async with telegram_app(isolated_settings) as (app, fake):
+        user, pid = await _bound(app, fake, 1007)
+        await set_price(app, "BTCUSDT", "67000")
+        received = [
+            message_update(text, tg_user=1007) for text in ("⚡⚡ " + BLOCK, "close BTCUSDT")
+        ]
+        for update in received:
+            update["message"]["date"] = int(time.time())
+        async with app.state.ctx.transaction() as uow:  # stored as the webhook stores them
+            for update in received:
+                uow.session.add(
+                    TelegramUpdate(
+                        update_id=update["update_id"],
+                        body=orjson.dumps(update).decode(),
+                        chat_id=updates.chat_of(update),
+                    )
+                )
+        jobs = app.state.jobs
+        later = await jobs.enqueue(tg_jobs.PROCESS_UPDATE, update_id=received[1]["update_id"])
+        await wait_for_job(app, later, "succeeded")  # the close's job, alone, first
+        earlier = await jobs.enqueue(tg_jobs.PROCESS_UPDATE, update_id=received[0]["update_id"])
+        await wait_for_job(app, earlier, "succeeded")
+
+        assert [await processed(app, u["update_id"]) for u in received] == ["signal", "signal"]
+        assert await positions(user, pid) == {}
+        close, signal = await _signals(user, pid)  # newest first
+        assert (signal["status"], signal["parsed"]["leverage"]) == ("executed", 10), signal
+        assert (close["status"], close["parsed"][0]["action"]) == ("executed", "close"), close
+        assert signal["id"] < close["id"]  # the signal traded first
 
 
 async def test_a_wrong_signal_gets_a_reply_saying_what_to_fix(isolated_settings: Settings) -> None:

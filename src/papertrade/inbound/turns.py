@@ -2,19 +2,14 @@
 arrived (a `buy` then a `close` must not close first and buy after), whichever consumer takes
 which job and however the jobs interleave."""
 
-import asyncio
-import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from sqlalchemy import select
 
 from papertrade.context import AppContext
+from papertrade.kit.turns import local_turn
 from papertrade.models import InboundEvent, InboundSource
-
-# SQLite serves one process: a lock per source in it. Held only while a source's events are
-# processed; a lock nobody holds or waits for goes away with its last reference.
-_LOCKS: "weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock]" = weakref.WeakValueDictionary()
 
 
 @asynccontextmanager
@@ -23,11 +18,7 @@ async def source_turn(ctx: AppContext, source_id: int) -> AsyncIterator[None]:
     (`FOR NO KEY UPDATE`: what processing writes never waits for it), so processes that share
     the queue take turns too; on SQLite a lock of this process."""
     if ctx.db.is_sqlite:
-        key = (id(ctx.db), source_id)
-        lock = _LOCKS.get(key)
-        if lock is None:
-            lock = _LOCKS[key] = asyncio.Lock()
-        async with lock:
+        async with local_turn(("inbound source", id(ctx.db), source_id)):
             yield
         return
     async with ctx.db.sessions() as session, session.begin():

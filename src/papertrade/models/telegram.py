@@ -45,12 +45,18 @@ class TelegramBinding(Base):
 
 
 class TelegramUpdate(Base):
-    """A webhook update as received: kept before it is processed; the update_id de-duplicates."""
+    """A webhook update as received: kept before it is processed; the update_id de-duplicates.
+    `chat_id`: the chat it came from (None: it names none, or it came before 0021), so that a
+    chat's updates are processed in the order Telegram numbered them (tg/jobs.py)."""
 
     __tablename__ = "telegram_updates"
+    __table_args__ = (
+        Index("ix_telegram_updates_chat_waiting", "chat_id", "processed_at", "update_id"),
+    )
 
     update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     body: Mapped[str] = mapped_column(Text)
+    chat_id: Mapped[int | None] = mapped_column(BigInteger, default=None)
     received_at: Mapped[int] = created_at_column()
     processed_at: Mapped[int | None] = mapped_column(BigInteger, default=None)
     outcome: Mapped[str] = mapped_column(String(40), default="")

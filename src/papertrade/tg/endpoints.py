@@ -13,7 +13,7 @@ from papertrade.errors import BadRequest, NotFound, Unauthorized
 from papertrade.kit.ids import Id
 from papertrade.kit.security import constant_equal
 from papertrade.models import TelegramMessage, TelegramUpdate
-from papertrade.tg import channels, jobs, service
+from papertrade.tg import channels, jobs, service, updates
 from papertrade.tg.schemas import (
     TelegramAccepted,
     TelegramChannelRead,
@@ -153,7 +153,9 @@ async def telegram_update(request: Request, ctx: Ctx) -> TelegramAccepted:
                 return TelegramAccepted(duplicate=True)
             uow.session.add(
                 TelegramUpdate(
-                    update_id=update_id, body=raw.decode(errors="replace").replace("\x00", "\ufffd")
+                    update_id=update_id,
+                    body=raw.decode(errors="replace").replace("\x00", "\ufffd"),
+                    chat_id=updates.chat_of(update),
                 )
             )
     except IntegrityError:  # the same update, received twice at once

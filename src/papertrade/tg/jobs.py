@@ -1,16 +1,75 @@
 """Telegram's background jobs: processing a received update."""
 
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy import select, text
+
+from papertrade.context import AppContext
 from papertrade.jobs.declare import queued
 from papertrade.jobs.run import JobRun
 from papertrade.kit.deployment import namespace
+from papertrade.kit.turns import local_turn
 from papertrade.live import telegram as live_telegram
-from papertrade.tg import signals, text, updates
+from papertrade.models import TelegramUpdate
+from papertrade.tg import signals, updates
+from papertrade.tg import text as tg_text
 
 SIGNALS_PER_MIN = 7  # per chat (domain rules B2.8, Cornix's own limit)
 
 
+log = logging.getLogger("papertrade.tg")
+
+# The first key of the two-key PostgreSQL advisory locks that give a chat its turn (a key space
+# of its own: the one-key locks elsewhere never meet these); the second is the chat, folded.
+_CHAT_TURNS = 0x7467  # "tg"
+
+
 async def process_update(run: JobRun, update_id: int) -> str:
+    """Process the update; first every earlier update of its chat still waiting (their own jobs
+    then find them processed), so a chat's signals trade in the order Telegram numbered them:
+    a signal then its close must not close first and open after. Jobs run side by side, and
+    Telegram itself may deliver several updates at once."""
     ctx = run.ctx
+    async with ctx.db.reader() as session:
+        chat_id = await session.scalar(
+            select(TelegramUpdate.chat_id).where(TelegramUpdate.update_id == update_id)
+        )
+    if chat_id is None:
+        return await _process(ctx, update_id)
+    async with _chat_turn(ctx, chat_id):
+        async with ctx.db.reader() as session:
+            earlier = await updates.waiting_before(session, chat_id, update_id)
+        for waiting in earlier:
+            try:
+                await _process(ctx, waiting)
+            except Exception:  # its own job tries it again; this one goes on
+                log.warning(
+                    "telegram: update %d failed before %d", waiting, update_id, exc_info=True
+                )
+        return await _process(ctx, update_id)
+
+
+@asynccontextmanager
+async def _chat_turn(ctx: AppContext, chat_id: int) -> AsyncIterator[None]:
+    """The chat's turn: on PostgreSQL an advisory lock held by a transaction of its own for as
+    long, so processes that share the queue take turns too; on SQLite a lock of this process.
+    Two chats folded onto one key merely take turns."""
+    if ctx.db.is_sqlite:
+        async with local_turn(("telegram chat", id(ctx.db), chat_id)):
+            yield
+        return
+    folded = (chat_id % 2**32) - 2**31
+    async with ctx.db.sessions() as session, session.begin():
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(:space, :chat)"),
+            {"space": _CHAT_TURNS, "chat": folded},
+        )
+        yield
+
+
+async def _process(ctx: AppContext, update_id: int) -> str:
     async with ctx.transaction() as uow:
         result = await updates.process(uow, update_id, ctx.settings.resolved_secret_key())
     if isinstance(result, live_telegram.KillWork):  # a confirmed /kill: the switch, then report
@@ -30,7 +89,7 @@ async def process_update(run: JobRun, update_id: int) -> str:
         )
         outcome = "signal rate limited"
     if result.source.channel is not None:  # the owner reads it in their private chat
-        reply = f"In {text.escape(result.source.channel)}: {reply}"
+        reply = f"In {tg_text.escape(result.source.channel)}: {reply}"
     async with ctx.transaction() as uow:
         return await updates.finish(
             uow, update_id, result.chat_id or None, reply, outcome, result.source.user_id

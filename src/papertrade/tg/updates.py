@@ -5,6 +5,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from papertrade.live import telegram as live_telegram
 from papertrade.models import TelegramBinding, TelegramChannel, TelegramUpdate
@@ -30,6 +31,42 @@ class SignalWork:
     @property
     def budget(self) -> int:
         return self.limit_chat or self.chat_id
+
+
+# The parts of an update that name the chat it came from (the others, such as an inline query,
+# trade nothing).
+_CHATTING = ("message", "channel_post", "my_chat_member")
+
+
+def chat_of(update: Any) -> int | None:
+    """The chat an update came from, if it names one a BIGINT holds."""
+    if not isinstance(update, dict):
+        return None
+    for kind in _CHATTING:
+        part = update.get(kind)
+        chat = part.get("chat") if isinstance(part, dict) else None
+        chat_id = chat.get("id") if isinstance(chat, dict) else None
+        if (
+            isinstance(chat_id, int)
+            and not isinstance(chat_id, bool)
+            and -(2**63) <= chat_id < 2**63
+        ):
+            return chat_id
+    return None
+
+
+async def waiting_before(session: AsyncSession, chat_id: int, update_id: int) -> list[int]:
+    """The chat's updates numbered before `update_id` and not processed yet, oldest first."""
+    rows = await session.scalars(
+        select(TelegramUpdate.update_id)
+        .where(
+            TelegramUpdate.chat_id == chat_id,
+            TelegramUpdate.processed_at.is_(None),
+            TelegramUpdate.update_id < update_id,
+        )
+        .order_by(TelegramUpdate.update_id)
+    )
+    return list(rows)
 
 
 WELCOME = (
