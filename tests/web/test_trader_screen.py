@@ -24,6 +24,16 @@ async def open_portfolio(page: Page, name: str, balance: str = "10000") -> None:
     await expect(page.locator("#t-symbol")).not_to_have_value("")
 
 
+async def place_in_ticket(page: Page, selector: str) -> float:
+    """How far below the top of the order ticket the element is, in CSS pixels."""
+    return float(
+        await page.locator(selector).evaluate(
+            "(el) => el.getBoundingClientRect().top"
+            " - el.closest('.ticket').getBoundingClientRect().top"
+        )
+    )
+
+
 async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
     page: Page, web: WebApp, steps: Steps
 ) -> None:
@@ -65,8 +75,19 @@ async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
         await page.click("#t-exits summary")
         await page.fill("#t-tp", "66000")
         await page.fill("#t-sl", "57000")
+        before_fill = await place_in_ticket(page, "#t-submit")
         await page.click("#t-submit")
         await expect_toast(page, "with TP 66,000.0 and SL 57,000.0")
+        # The ticket has seen the new position (its margin type is locked now), and the hints
+        # that changed with it moved nothing: the next click lands on the button too.
+        await expect(page.locator("#t-margin-type")).to_be_disabled()
+        held_hint = page.locator('#mt-hint [data-when="held"]')
+        await expect(held_hint).to_be_visible()
+        await expect(held_hint).to_have_text(
+            "Close the BTCUSDT position to change its margin type."
+        )
+        await expect(page.locator('#mt-hint [data-when="free"]')).to_be_hidden()
+        assert await place_in_ticket(page, "#t-submit") == before_fill
 
     async with steps("the chart marks the fill and draws entry, TP, SL and liquidation"):
         summary = page.locator("#chart-summary")
@@ -94,7 +115,12 @@ async def test_the_ticket_previews_what_is_sent_and_the_chart_shows_it(
     async with steps("a limit order rests and is drawn as a line"):
         await page.click('label[for="t-limit"]')
         await page.fill("#t-price", "55000")
+        before = await place_in_ticket(page, "#t-submit")
         await page.fill("#t-size", "0.01")
+        await expect(page.locator("#pv-quantity")).to_have_text("0.010 BTC")
+        # The preview lands a moment after the keystroke and its lines wrap: the button the
+        # pointer is heading for stays where it was.
+        assert await place_in_ticket(page, "#t-submit") == before
         await page.click("#t-submit")
         await expect_toast(page, "Limit order placed")
         await expect(page.locator("#chart-summary")).to_contain_text("order 55,000.0")

@@ -19,9 +19,12 @@ export function setupMarginMode({ root, portfolioId, ticket }) {
     if (held && document.activeElement !== select) select.value = held.margin_type;
     // An open position keeps its margin type until it is closed.
     select.disabled = Boolean(held);
-    $('#mt-hint', form).textContent = held
-      ? `Close the ${held.symbol} position to change its margin type.`
-      : 'Isolated: the position stands on its own margin; cross uses the whole balance.';
+    $('.mt-held-symbol', form).textContent = ticket.symbol() || 'open';
+    for (const hint of form.querySelectorAll('#mt-hint [data-when]')) {
+      const idle = (hint.dataset.when === 'held') !== Boolean(held);
+      hint.classList.toggle('idle', idle);
+      hint.setAttribute('aria-hidden', String(idle));
+    }
   }
 
   select.addEventListener('change', async () => {

@@ -55,7 +55,9 @@ export function setupTicket({ root, portfolioId, refresh, views }) {
       leverageInput.value = held ? held.leverage : '';
       leverageInput.placeholder = held ? '' : 'default';
     }
-    $('#lev-hint', leverageForm).textContent = instrument ? `1× to ${instrument.max_leverage}×${held ? `, position at ${held.leverage}×` : ''}` : '';
+    // The position's own leverage is the field's value; the hint keeps one length, so a fill
+    // never moves the order button below it.
+    $('#lev-hint', leverageForm).textContent = instrument ? `1× to ${instrument.max_leverage}×` : '';
     showMark();
     previewSoon();
   }
