@@ -1,13 +1,10 @@
 """The inbound framework's job: process one stored event, after its source's earlier ones."""
 
-import logging
-
 from papertrade.context import AppContext
 from papertrade.inbound import providers, signals, turns
 from papertrade.jobs.declare import queued
 from papertrade.jobs.run import JobRun
-
-log = logging.getLogger("papertrade.inbound")
+from papertrade.kit.turns import in_arrival_order
 
 
 async def process_event(run: JobRun, event_id: int) -> str:
@@ -18,14 +15,10 @@ async def process_event(run: JobRun, event_id: int) -> str:
     if source_id is None:  # the email provider's events: no order among them matters
         return await _process(ctx, event_id)
     async with turns.source_turn(ctx, source_id):
-        for earlier in await turns.waiting_before(ctx, source_id, event_id):
-            try:
-                await _process(ctx, earlier)
-            except Exception:  # its own job tries it again; this one goes on
-                log.warning(
-                    "inbound: event %d failed before event %d", earlier, event_id, exc_info=True
-                )
-        return await _process(ctx, event_id)
+        earlier = await turns.waiting_before(ctx, source_id, event_id)
+        return await in_arrival_order(
+            lambda waiting: _process(ctx, waiting), earlier, event_id, "inbound: event"
+        )
 
 
 async def _process(ctx: AppContext, event_id: int) -> str:

@@ -1,6 +1,5 @@
 """Telegram's background jobs: processing a received update."""
 
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,7 +9,7 @@ from papertrade.context import AppContext
 from papertrade.jobs.declare import queued
 from papertrade.jobs.run import JobRun
 from papertrade.kit.deployment import namespace
-from papertrade.kit.turns import local_turn
+from papertrade.kit.turns import in_arrival_order, local_turn
 from papertrade.live import telegram as live_telegram
 from papertrade.models import TelegramUpdate
 from papertrade.tg import signals, updates
@@ -18,8 +17,6 @@ from papertrade.tg import text as tg_text
 
 SIGNALS_PER_MIN = 7  # per chat (domain rules B2.8, Cornix's own limit)
 
-
-log = logging.getLogger("papertrade.tg")
 
 # The first key of the two-key PostgreSQL advisory locks that give a chat its turn (a key space
 # of its own: the one-key locks elsewhere never meet these); the second is the chat, folded.
@@ -41,14 +38,9 @@ async def process_update(run: JobRun, update_id: int) -> str:
     async with _chat_turn(ctx, chat_id):
         async with ctx.db.reader() as session:
             earlier = await updates.waiting_before(session, chat_id, update_id)
-        for waiting in earlier:
-            try:
-                await _process(ctx, waiting)
-            except Exception:  # its own job tries it again; this one goes on
-                log.warning(
-                    "telegram: update %d failed before %d", waiting, update_id, exc_info=True
-                )
-        return await _process(ctx, update_id)
+        return await in_arrival_order(
+            lambda waiting: _process(ctx, waiting), earlier, update_id, "telegram: update"
+        )
 
 
 @asynccontextmanager
