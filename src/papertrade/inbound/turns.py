@@ -14,17 +14,19 @@ from papertrade.models import InboundEvent, InboundSource
 
 @asynccontextmanager
 async def source_turn(ctx: AppContext, source_id: int) -> AsyncIterator[None]:
-    """The source's turn: on PostgreSQL its row, locked in a transaction of its own for as long
-    (`FOR NO KEY UPDATE`: what processing writes never waits for it), so processes that share
-    the queue take turns too; on SQLite a lock of this process."""
-    if ctx.db.is_sqlite:
-        async with local_turn(("inbound source", id(ctx.db), source_id)):
+    """The source's turn: a lock of this process, which is all SQLite needs; on PostgreSQL then
+    also its row, locked in a transaction of its own for as long (`FOR NO KEY UPDATE`: what
+    processing writes never waits for it), so processes that share the queue take turns too.
+    The process's lock comes first: a burst of one source's alerts waits in memory, not each on
+    a pooled connection of its own."""
+    async with local_turn(("inbound source", id(ctx.db), source_id)):
+        if ctx.db.is_sqlite:
             yield
-        return
-    async with ctx.db.sessions() as session, session.begin():
-        held = select(InboundSource.id).where(InboundSource.id == source_id)
-        await session.execute(held.with_for_update(key_share=True))
-        yield
+            return
+        async with ctx.db.sessions() as session, session.begin():
+            held = select(InboundSource.id).where(InboundSource.id == source_id)
+            await session.execute(held.with_for_update(key_share=True))
+            yield
 
 
 async def waiting_before(ctx: AppContext, source_id: int, event_id: int) -> list[int]:

@@ -45,20 +45,22 @@ async def process_update(run: JobRun, update_id: int) -> str:
 
 @asynccontextmanager
 async def _chat_turn(ctx: AppContext, chat_id: int) -> AsyncIterator[None]:
-    """The chat's turn: on PostgreSQL an advisory lock held by a transaction of its own for as
-    long, so processes that share the queue take turns too; on SQLite a lock of this process.
-    Two chats folded onto one key merely take turns."""
-    if ctx.db.is_sqlite:
-        async with local_turn(("telegram chat", id(ctx.db), chat_id)):
+    """The chat's turn: a lock of this process, which is all SQLite needs; on PostgreSQL then
+    also an advisory lock held by a transaction of its own for as long, so processes that share
+    the queue take turns too. The process's lock comes first: a burst of one chat's updates
+    waits in memory, not each on a pooled connection of its own. Two chats folded onto one key
+    merely take turns."""
+    async with local_turn(("telegram chat", id(ctx.db), chat_id)):
+        if ctx.db.is_sqlite:
             yield
-        return
-    folded = (chat_id % 2**32) - 2**31
-    async with ctx.db.sessions() as session, session.begin():
-        await session.execute(
-            text("SELECT pg_advisory_xact_lock(:space, :chat)"),
-            {"space": _CHAT_TURNS, "chat": folded},
-        )
-        yield
+            return
+        folded = (chat_id % 2**32) - 2**31
+        async with ctx.db.sessions() as session, session.begin():
+            await session.execute(
+                text("SELECT pg_advisory_xact_lock(:space, :chat)"),
+                {"space": _CHAT_TURNS, "chat": folded},
+            )
+            yield
 
 
 async def _process(ctx: AppContext, update_id: int) -> str:
