@@ -6,6 +6,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from inprocess import scheduled_runs_settled
 from server import machine
 from sqlalchemy import insert, select
 
@@ -75,6 +76,7 @@ async def main() -> None:
             async with ctx.db.reader() as session:
                 for order in await session.scalars(select(Order).where(Order.is_open.is_(True))):
                     app.state.engine.rest(order)
+            await scheduled_runs_settled(app)
             started = time.perf_counter()
             await ctx.market.set_price("BTCUSDT", Decimal(58000))  # crosses every resting buy
             elapsed = time.perf_counter() - started

@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from inprocess import scheduled_runs_settled
 from server import machine
 from sqlalchemy import func, insert, select
 
@@ -49,6 +50,7 @@ async def run(database_url: str, var_dir: Path, users: int) -> float:
         async with ctx.db.reader() as session:
             ids = list(await session.scalars(select(User.id)))
         message = Message("#BTC/USDT long", "Entry 67000, stop 66000, TP 68000.", {"signal_id": 1})
+        await scheduled_runs_settled(app)
         started = time.perf_counter()
         async with ctx.transaction() as uow:
             delivered = await service.notify_many(uow, ids, "signal", message)

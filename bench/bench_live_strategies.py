@@ -25,13 +25,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from inprocess import scheduled_runs_settled
 from server import machine
 from sqlalchemy import func, insert, select
 
 from papertrade.app import create_app
 from papertrade.config import Settings
 from papertrade.models import (
-    JobRecord,
     Portfolio,
     Position,
     Strategy,
@@ -46,21 +46,6 @@ from papertrade.strategies.validate import summarize
 SOURCE = "symbol BTCUSDT\ntimeframe 1m\nwhen sma({period}) > 0 then buy 0.002 qty\n"
 
 
-async def _first_scheduled_pass(ctx: Any) -> None:
-    """The scheduler's first pass runs when it starts; wait for it, so it is not the one that
-    takes the deployments (the next is an hour away)."""
-    for _ in range(300):
-        async with ctx.db.reader() as session:
-            done = await session.scalar(
-                select(func.count()).where(
-                    JobRecord.name == "strategies.evaluate_live", JobRecord.status == "succeeded"
-                )
-            )
-        if done:
-            return
-        await asyncio.sleep(0.1)
-
-
 async def main(count: int, warm: bool) -> None:
     with tempfile.TemporaryDirectory() as var:
         settings = Settings(
@@ -73,7 +58,9 @@ async def main(count: int, warm: bool) -> None:
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             ctx = app.state.ctx
-            await _first_scheduled_pass(ctx)
+            # The scheduler's first pass of every job, evaluate_live's among them, is over: it
+            # is not the one that takes the deployments (the next is an hour away).
+            await scheduled_runs_settled(app)
             # the newest closed bar counts as seen: the close of the bar in progress is measured
             if 60 - time.time() % 60 < 15:  # too close to it to set 1,000 deployments up
                 await asyncio.sleep(60 - time.time() % 60 + 0.5)

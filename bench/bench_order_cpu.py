@@ -31,6 +31,7 @@ from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from inprocess import scheduled_runs_settled
 from server import machine
 
 from papertrade.app import create_app
@@ -102,7 +103,8 @@ async def timed(app: Any, rate: float, work: Any) -> tuple[float, float]:
 async def placing(app: Any, portfolios: int) -> AsyncIterator[Callable[[int], Awaitable[None]]]:
     """In a running app: a user with `portfolios` portfolios, and `place(count)`, which places
     `count` MARKET orders to them in turn, IN_FLIGHT at a time, and returns once the outbox's
-    consumers have handled their events (their work is part of an order)."""
+    consumers have handled their events (their work is part of an order). The scheduled jobs'
+    first runs have finished: none is measured with the orders."""
     user = await sign_up(app)
     pids = [(await user.portfolio(initial_balance="100000000"))["id"] for _ in range(portfolios)]
     market = app.state.ctx.market
@@ -125,6 +127,7 @@ async def placing(app: Any, portfolios: int) -> AsyncIterator[Callable[[int], Aw
             )
         await _drained(app)
 
+    await scheduled_runs_settled(app)
     try:
         yield place
     finally:

@@ -8,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from inprocess import scheduled_runs_settled
 from server import machine
 from sqlalchemy import func, insert, select
 
@@ -91,6 +92,7 @@ async def main() -> None:
                     ],
                 )
             await app.state.engine.pick_up_open_orders(full=True)
+            await scheduled_runs_settled(app)
             # CPU time of the whole process (the event loop and SQLite's writer thread): on a
             # shared, loaded machine it says more than the wall time.
             started, cpu_started = time.perf_counter(), time.process_time()
