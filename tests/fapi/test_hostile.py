@@ -196,7 +196,9 @@ async def test_unknown_paths_methods_and_unsupported_endpoints(
         ("PUT", "/fapi/v1/positionMargin", 405, -5000),  # offered for POST only
         ("DELETE", "/fapi/v1/positionMargin/history", 405, -5000),  # GET only
         ("PUT", "/fapi/v1/order", 400, -1020),
-        ("POST", "/fapi/v1/batchOrders", 400, -1020),
+        ("PUT", "/fapi/v1/batchOrders", 400, -1020),  # modifying, as PUT /fapi/v1/order
+        ("GET", "/fapi/v1/batchOrders", 405, -5000),
+        ("POST", "/fapi/v1/batchOrders", 401, -2014),  # offered now: signed like every order
         ("POST", "/fapi/v1/listenKey", 401, -2014),  # offered now: API key only (issue 35)
         ("PUT", "/fapi/v1/listenKey", 401, -2014),
         ("POST", "/fapi/v1/algoOrder", 401, -2014),  # offered now: signed like every order
@@ -213,8 +215,8 @@ async def test_unknown_paths_methods_and_unsupported_endpoints(
         assert response.status_code == status, (method, path, response.text)
         assert response.json()["code"] == code, (method, path, response.text)
         assert "X-MBX-USED-WEIGHT-1M" in response.headers
-    signed_batch = await bot.call("POST", "/v1/batchOrders", {"batchOrders": "[]"})
-    assert signed_batch.json()["code"] == -1020
+    signed_modify = await bot.call("PUT", "/v1/order", {"symbol": "BTCUSDT", "orderId": 1})
+    assert signed_modify.json()["code"] == -1020
 
 
 async def test_every_endpoint_answers_at_both_addresses(

@@ -101,14 +101,19 @@ def budgets(ctx: AppContext, tier: Tier | None) -> tuple[int, int, int]:
 
 
 def _charges(
-    ctx: AppContext, subject: str, weight: int, orders_of: str | None, tier: Tier | None
+    ctx: AppContext,
+    subject: str,
+    weight: int,
+    orders_of: str | None,
+    tier: Tier | None,
+    orders: int = 1,
 ) -> list[Charge]:
     weight_limit, per_10s, per_min = budgets(ctx, tier)
     charges = [Charge(f"fapi-weight:{subject}", weight_limit, 60, weight)]
-    if orders_of is not None:
+    if orders_of is not None and orders > 0:
         charges += [
-            Charge(f"fapi-orders:{orders_of}:10", per_10s, 10),
-            Charge(f"fapi-orders:{orders_of}:60", per_min, 60),
+            Charge(f"fapi-orders:{orders_of}:10", per_10s, 10, orders),
+            Charge(f"fapi-orders:{orders_of}:60", per_min, 60, orders),
         ]
     return charges
 
@@ -120,12 +125,13 @@ async def charge(
     meter: Meter,
     orders_of: str | None = None,
     tier: Tier | None = None,
+    orders: int = 1,
 ) -> None:
-    """Charge request weight to `subject` (a compat key or an IP) and, for a new order, one order
+    """Charge request weight to `subject` (a compat key or an IP) and, for new orders, `orders`
     against the `orders_of` key's 10-second and 1-minute order limits: all in one call to the
     limiter (one Redis round trip). The first budget spent refuses the request with 429: -1003
     for weight, -1015 for orders. A key's budgets are its owner's tier's (`tier`)."""
-    charges = _charges(ctx, subject, weight, orders_of, tier)
+    charges = _charges(ctx, subject, weight, orders_of, tier, orders)
     _settle(charges, await ctx.limiter.hit_all(charges), meter)
 
 
@@ -278,16 +284,16 @@ async def authenticate(
     weight: int,
     meter: Meter,
     *,
-    places_order: bool = False,
+    orders: int = 0,
 ) -> Caller:
-    """Resolve the compat key, check time and signature, charge its weight (and, for a new order,
-    its order limits), refuse replays."""
+    """Resolve the compat key, check time and signature, charge its weight (and, for new orders,
+    the key's order limits `orders` times), refuse replays."""
     try:
         api_key = _api_key(request)
     except FapiError:
         await charge(ctx, f"ip:{client_ip(request)}", weight, meter)
         raise
-    cached = await _cached_caller(ctx, api_key, params, query, body, weight, meter, places_order)
+    cached = await _cached_caller(ctx, api_key, params, query, body, weight, meter, orders)
     if cached is not None:
         caller, key, timestamp, window = cached
     else:
@@ -305,7 +311,7 @@ async def authenticate(
         except FapiError:
             await charge(ctx, rate_key, weight, meter, tier=tier)  # a spent budget first
             raise
-        await charge(ctx, rate_key, weight, meter, rate_key if places_order else None, tier)
+        await charge(ctx, rate_key, weight, meter, rate_key if orders else None, tier, orders)
     if request.method != "GET":
         await _refuse_replay(ctx, key.id, params.values["signature"], timestamp, window)
     await _touch(ctx, key)
@@ -330,7 +336,7 @@ async def _cached_caller(
     body: bytes,
     weight: int,
     meter: Meter,
-    places_order: bool,
+    orders: int,
 ) -> tuple[Caller, KeyRow, int, int] | None:
     """A well-signed request of a cached key, charged: one Redis round trip charges it and reads
     the credential cache's generation, which confirms the key is still live (as on /v1). None
@@ -348,7 +354,7 @@ async def _cached_caller(
     caller = Caller(_principal(key), key.portfolio_id)
     rate_key = caller.principal.rate_key
     charges = _charges(
-        ctx, rate_key, weight, rate_key if places_order else None, key.tier(now_ms())
+        ctx, rate_key, weight, rate_key if orders else None, key.tier(now_ms()), orders
     )
     charged_at = ratelimit.clock()  # the limiter's own clock: give_back finds the same window
     usages, generation = await ctx.limiter.hit_all_and_read(charges, GENERATION_KEY)

@@ -58,20 +58,20 @@ class Endpoint:
     handler: Handler
     signed: bool
     weight: Weight
-    places_order: bool = False
+    orders: Weight = 0  # the orders it places, charged against the key's order limits
 
 
 REGISTRY: list[Endpoint] = []
 
 
 def endpoint(
-    method: str, *paths: str, signed: bool = False, weight: Weight = 1, places_order: bool = False
+    method: str, *paths: str, signed: bool = False, weight: Weight = 1, orders: Weight = 0
 ) -> Callable[[Handler], Handler]:
     """Register a handler for `method` at each of `paths` (e.g. "/v2/account", "/v3/account")."""
 
     def register(handler: Handler) -> Handler:
         for path in paths:
-            REGISTRY.append(Endpoint((method,), path, handler, signed, weight, places_order))
+            REGISTRY.append(Endpoint((method,), path, handler, signed, weight, orders))
         return handler
 
     return register
@@ -84,8 +84,8 @@ async def _raw_body(request: Request) -> bytes:
     return stored if isinstance(stored, bytes) else await request.body()
 
 
-def _weight_of(spec: Endpoint, params: Params) -> int:
-    return spec.weight(params) if callable(spec.weight) else spec.weight
+def _count(weight: Weight, params: Params) -> int:
+    return weight(params) if callable(weight) else weight
 
 
 def route_handler(spec: Endpoint) -> Callable[[Request], Awaitable[Response]]:
@@ -98,11 +98,12 @@ def route_handler(spec: Endpoint) -> Callable[[Request], Awaitable[Response]]:
             query: bytes = request.scope.get("query_string", b"")
             body = await _raw_body(request)
             params = Params.parse(query, body)
-            weight = _weight_of(spec, params)
+            weight = _count(spec.weight, params)
             caller = None
             if spec.signed:
+                orders = _count(spec.orders, params)
                 caller = await authenticate(
-                    ctx, request, params, query, body, weight, meter, places_order=spec.places_order
+                    ctx, request, params, query, body, weight, meter, orders=orders
                 )
             else:
                 await charge(ctx, f"ip:{client_ip(request)}", weight, meter)

@@ -12,15 +12,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from papertrade.fapi.dispatch import REGISTRY, Call, Endpoint, route_handler
-from papertrade.fapi.endpoints import account, algo, listenkey, market, trade
+from papertrade.fapi.endpoints import account, algo, batch, listenkey, market, trade
 from papertrade.fapi.errors import FapiError, unsupported
 
-ENDPOINT_MODULES = (market, account, trade, algo, listenkey)  # importing them fills REGISTRY
+ENDPOINT_MODULES = (market, account, trade, batch, algo, listenkey)  # importing them fills REGISTRY
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 # Excluded by the spec (or not offered by a paper market): path → why.
 UNSUPPORTED = {
-    "/v1/batchOrders": "Batch orders are not supported; send one order per request.",
     "/v1/countdownCancelAll": "Auto-cancel countdowns are not supported.",
     "/v1/orderAmendment": "Order modification is not supported; cancel and place again.",
     "/v1/openInterest": "Open interest data is not available.",
@@ -34,6 +33,7 @@ UNSUPPORTED = {
 # Methods that are not supported on paths that otherwise are.
 UNSUPPORTED_METHODS = {
     ("PUT", "/v1/order"): "Order modification is not supported; cancel and place again.",
+    ("PUT", "/v1/batchOrders"): "Order modification is not supported; cancel and place again.",
 }
 
 

@@ -161,7 +161,7 @@ def _instruments(call: Call) -> dict[str, Instrument]:
     return dict(call.ctx.market.instruments()) if call.ctx.market else {}
 
 
-@endpoint("POST", "/v1/algoOrder", signed=True, places_order=True)
+@endpoint("POST", "/v1/algoOrder", signed=True, orders=1)
 async def new_algo_order(call: Call) -> Any:
     params = call.params
     params.choice(

@@ -119,7 +119,7 @@ def _conditional_type(params: Params) -> str | None:
     return value if value in CONDITIONAL else None
 
 
-@endpoint("POST", "/v1/order", signed=True, places_order=True)
+@endpoint("POST", "/v1/order", signed=True, orders=1)
 async def new_order(call: Call) -> Any:
     instrument = _instrument(call)
     kind = _conditional_type(call.params)
