@@ -18,6 +18,7 @@ from papertrade.context import AppContext
 from papertrade.engine.engine import Engine
 from papertrade.engine.leader import LeaderDuty, Leadership
 from papertrade.fapi import routes as fapi_routes
+from papertrade.fapi import wsapi as fapi_wsapi
 from papertrade.fapi.stream import endpoints as fapi_stream_endpoints
 from papertrade.fapi.stream import service as fapi_streams
 from papertrade.faults import health
@@ -158,6 +159,8 @@ def create_app(
     # Binance's WebSocket paths (/ws, /stream, /public, /market, /private), twice like /fapi.
     app.include_router(fapi_stream_endpoints.router)
     app.include_router(fapi_stream_endpoints.router, prefix=f"{settings.legacy_prefix}/binance")
+    app.include_router(fapi_wsapi.router)  # Binance's WebSocket API: the REST endpoints by frame
+    app.include_router(fapi_wsapi.router, prefix=f"{settings.legacy_prefix}/binance")
     native = v1.build_router()
     app.include_router(native, prefix="/v1")
     app.include_router(native, prefix=settings.legacy_prefix, include_in_schema=False)

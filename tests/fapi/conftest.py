@@ -19,3 +19,10 @@ async def fapi_client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 @pytest.fixture
 async def bot(user: User, fapi_client: httpx.AsyncClient) -> Bot:
     return await make_bot(user, fapi_client)
+
+
+@pytest.fixture
+async def live_bot(user: User, live_url: str) -> AsyncIterator[Bot]:
+    """A bot on the live server over real HTTP (the WebSocket tests' clients need one)."""
+    async with httpx.AsyncClient(base_url=live_url, timeout=30) as client:
+        yield await make_bot(user, client)

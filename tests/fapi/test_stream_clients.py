@@ -26,10 +26,8 @@ with warnings.catch_warnings():  # python-binance imports deprecated websockets 
     )
 
 from tests.fapi.helpers import Bot
-from tests.fapi.test_streams import SYMBOL, ccxt_pro, live_bot, streaming, ws_base
+from tests.fapi.test_streams import SYMBOL, ccxt_pro, streaming, ws_base
 from tests.trading_api.helpers import set_price
-
-__all__ = ["live_bot"]  # the fixture, shared with test_streams.py
 
 MARKET = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.01"}
 ONE_ORDER = ["ORDER_TRADE_UPDATE:NEW", "ORDER_TRADE_UPDATE:TRADE", "TRADE_LITE", "ACCOUNT_UPDATE"]

@@ -24,7 +24,6 @@ from tests.fapi.test_streams import (
     ccxt_pro,
     listed,
     listen_key,
-    live_bot,
     opened,
     recv,
     streaming,
@@ -33,8 +32,6 @@ from tests.fapi.test_streams import (
 )
 from tests.liveserver import live_server
 from tests.trading_api.helpers import set_price
-
-__all__ = ["live_bot"]  # the fixture, shared with test_streams.py
 
 MARKET = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.01"}
 STOP = {

@@ -84,12 +84,6 @@ async def drained(ws: ClientConnection) -> None:
             await ws.recv()
 
 
-@pytest.fixture
-async def live_bot(user: User, live_url: str) -> AsyncIterator[Bot]:
-    async with httpx.AsyncClient(base_url=live_url, timeout=30) as client:
-        yield await make_bot(user, client)
-
-
 async def listen_key(bot: Bot) -> str:
     response = await bot.client.post(
         "/fapi/v1/listenKey",

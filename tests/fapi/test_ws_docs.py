@@ -6,10 +6,10 @@ import re
 import warnings
 from pathlib import Path
 
+import orjson
 import pytest
 from fastapi import FastAPI
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
 
 from tests.conftest import User
 from tests.trading_api.helpers import positions, set_price
@@ -90,10 +90,13 @@ async def test_the_node_snippet_runs(
     assert set(await positions(user, portfolio["id"])) == {"SOLUSDT"}
 
 
-async def test_the_websocket_api_is_not_served(live_url: str) -> None:
-    """docs/fapi-ws.md, "Not done yet": /ws-fapi/v1 refuses the handshake (403, the answer to a
-    WebSocket path nothing serves)."""
-    with pytest.raises(InvalidStatus) as refused:
-        async with connect("ws://" + live_url.removeprefix("http://") + "/ws-fapi/v1"):
-            pass
-    assert refused.value.response.status_code == 403
+async def test_the_websocket_api_is_served_at_both_addresses(app: FastAPI, live_url: str) -> None:
+    """docs/fapi-ws.md, "The WebSocket API": at /ws-fapi/v1 and under the legacy prefix."""
+    await set_price(app, "ETHUSDT", "3000")
+    base = "ws://" + live_url.removeprefix("http://")
+    for path in ("/ws-fapi/v1", app.state.ctx.settings.legacy_prefix + "/binance/ws-fapi/v1"):
+        async with connect(base + path) as ws:
+            await ws.send('{"id": "p", "method": "ticker.price", "params": {"symbol": "ETHUSDT"}}')
+            answer = orjson.loads(await ws.recv())
+        assert (answer["id"], answer["status"]) == ("p", 200), (path, answer)
+        assert answer["result"]["price"] == "3000.00"

@@ -81,6 +81,20 @@ def _table() -> Table:
     return table
 
 
+_HANDLERS: Table = {}
+
+
+def handler_for(method: str, path: str) -> Callable[[Request], Awaitable[Response]]:
+    """The handler the router runs for `method` at `path` below /fapi (the WebSocket API runs
+    the REST endpoints through it): an endpoint, a refusal, or the -5000 of an unknown path."""
+    if not _HANDLERS:
+        _HANDLERS.update(_table())
+    found = _HANDLERS.get(path, {}).get(method)
+    if found is None:
+        raise KeyError(f"{method} {path} is not a /fapi endpoint")
+    return found
+
+
 def build_router() -> APIRouter:
     """One route per mount: a dictionary lookup beats matching ~80 path patterns in turn."""
     table = _table()
