@@ -1,9 +1,11 @@
 """Binance's WebSocket API (`/ws-fapi/v1`): signed requests by frame, answered by the REST
 endpoints' own handlers; driven raw and through ccxt.pro's `*_ws` calls."""
 
+import asyncio
 import hashlib
 import hmac
 import time
+import warnings
 from typing import Any
 
 import ccxt.pro
@@ -13,8 +15,13 @@ from fastapi import FastAPI
 
 from tests.fapi.clients import ccxt_config
 from tests.fapi.helpers import Bot
+from tests.fapi.test_other_clients import python_binance
 from tests.fapi.test_streams import opened, recv, ws_base
 from tests.trading_api.helpers import positions, set_price
+
+with warnings.catch_warnings():  # python-binance imports deprecated websockets APIs
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from binance.ws.websocket_api import WebsocketAPI  # type: ignore[import-untyped]
 
 
 def signed(bot: Bot, **params: Any) -> dict[str, Any]:
@@ -156,3 +163,34 @@ async def test_ccxt_pro_orders_over_the_websocket_api(
         assert [(p["symbol"], p["contracts"]) for p in held] == [("BTC/USDT:USDT", 0.01)]
     finally:
         await exchange.close()
+
+
+async def test_python_binance_orders_over_the_websocket_api(
+    app: FastAPI, live_url: str, live_bot: Bot
+) -> None:
+    await set_price(app, "ETHUSDT", "3000")
+
+    def run() -> dict[str, Any]:
+        client = python_binance(live_url, live_bot.api_key, live_bot.api_secret)
+        client.ws_future = WebsocketAPI(url=ws_base(live_url) + "/ws-fapi/v1")
+        seen: dict[str, Any] = {}
+        try:
+            seen["order"] = client.ws_futures_create_order(
+                symbol="ETHUSDT", side="SELL", type="MARKET", quantity="1"
+            )
+            seen["queried"] = client.ws_futures_get_order(
+                symbol="ETHUSDT", orderId=seen["order"]["orderId"]
+            )
+            seen["positions"] = client.ws_futures_v2_account_position(symbol="ETHUSDT")
+            seen["balance"] = client.ws_futures_account_balance()
+            seen["book"] = client.ws_futures_get_order_book_ticker(symbol="ETHUSDT")
+        finally:
+            client.loop.run_until_complete(client.ws_future.close())
+        return seen
+
+    seen = await asyncio.to_thread(run)
+    assert seen["order"]["status"] == "FILLED" and seen["order"]["avgPrice"] == "3000.00"
+    assert seen["queried"]["orderId"] == seen["order"]["orderId"]
+    assert [p["positionAmt"] for p in seen["positions"]] == ["-1.000"]
+    assert seen["balance"][0]["asset"] == "USDT"
+    assert seen["book"]["symbol"] == "ETHUSDT"
