@@ -134,6 +134,24 @@ async def test_refusals_are_binances_and_the_socket_stays_open(
     assert float(held["quantity"]) == pytest.approx(0.01)
 
 
+async def test_a_burst_of_orders_is_answered_in_order(
+    app: FastAPI, live_url: str, live_bot: Bot
+) -> None:
+    """More frames in a second than a stream connection takes (10): the WebSocket API charges
+    each request as REST does and answers every one, in the order sent."""
+    await set_price(app, "BTCUSDT", "60000")
+    order = {"symbol": "BTCUSDT", "side": "BUY", "type": "MARKET", "quantity": "0.002"}
+    async with opened(ws_base(live_url) + "/ws-fapi/v1") as ws:
+        for n in range(15):
+            params = signed(live_bot, **order, newClientOrderId=f"burst-{n}")  # as clients do
+            frame = {"id": n, "method": "order.place", "params": params}
+            await ws.send(orjson.dumps(frame).decode())
+        answers = [await recv(ws) for _ in range(15)]
+    assert [(a["id"], a["status"]) for a in answers] == [(n, 200) for n in range(15)]
+    [held] = (await positions(live_bot.user, live_bot.portfolio_id)).values()
+    assert float(held["quantity"]) == pytest.approx(0.03)
+
+
 async def test_ccxt_pro_orders_over_the_websocket_api(
     app: FastAPI,
     live_url: str,

@@ -5,12 +5,12 @@ its parameters sorted by name, `apiKey` among them). Every method runs the REST 
 handler (fapi/routes.py) on a request made from the frame, so parameters, signatures, replays,
 weights, order limits and errors are exactly the REST ones. The answer is
 `{"id", "status": 200, "result", "rateLimits"}` or `{"id", "status", "error": {"code", "msg"}}`.
-A connection handles its requests one at a time, in the order they came.
+A connection handles its requests one at a time, in the order they came: it reads the next frame
+only once it has answered the last. There is no frame rate of its own (unlike the streams'): each
+request is charged its weight and orders, as over REST.
 """
 
 import asyncio
-import time
-from collections import deque
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from papertrade.context import AppContext
+from papertrade.fapi.errors import UNKNOWN_ERROR
 from papertrade.fapi.params import MAX_PARAMS
 from papertrade.fapi.routes import handler_for
 
@@ -69,9 +70,10 @@ def _text(value: Any) -> str | None:
 
 def _query(values: dict[str, str]) -> bytes:
     """The signed parameters as a query string the REST handler reads and checks: sorted by
-    name, `k=v&…`, the signature last. Clients sign the values raw (ccxt) or URL-encoded
-    (python-binance), which is the same text unless a value holds a character a query string
-    encodes; then the encoded form is the one that can be read back."""
+    name, `k=v&…` with the values as they are (what ccxt and python-binance sign), the signature
+    last. A value holding a character a query string must encode is sent encoded, so it reads
+    back whole; a signature over its raw form then fails (-1022). No parameter Binance defines
+    takes such a character."""
     signed = sorted((k, v) for k, v in values.items() if k != "signature")
     plain = all(not set(k + v) & set("&=+%#") for k, v in signed)
     text = "&".join(f"{k}={v}" for k, v in signed) if plain else urlencode(signed)
@@ -171,7 +173,10 @@ async def answer(websocket: WebSocket, text: str) -> dict[str, Any]:
     rest_method, path = METHODS[method]
     handler = handler_for(rest_method, path)
     response = await handler(_request(websocket, rest_method, path, values))
-    body = orjson.loads(response.body)
+    try:
+        body = orjson.loads(response.body)
+    except orjson.JSONDecodeError:  # every endpoint answers JSON; never leave a request unanswered
+        body = {"code": -1000, "msg": UNKNOWN_ERROR}
     reply: dict[str, Any] = {"id": request_id, "status": response.status_code}
     if response.status_code == 200:
         reply["result"] = body
@@ -189,7 +194,6 @@ async def websocket_api(websocket: WebSocket) -> None:
     await websocket.accept()
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.fapi_ws_max_lifetime_s
-    recent: deque[float] = deque()
     try:
         while True:
             try:
@@ -200,16 +204,9 @@ async def websocket_api(websocket: WebSocket) -> None:
                 return
             if message["type"] == "websocket.disconnect":
                 return
-            now = time.monotonic()
-            recent.append(now)
-            while recent and recent[0] <= now - 1.0:
-                recent.popleft()
-            if len(recent) > settings.fapi_ws_max_messages_per_s:
-                await websocket.close(1008, "Too many messages")
-                return
             text = message.get("text")
             if text is None:
                 text = (message.get("bytes") or b"").decode("utf-8", "replace")
-            await websocket.send_bytes(orjson.dumps(await answer(websocket, text)))
+            await websocket.send_text(orjson.dumps(await answer(websocket, text)).decode())
     except WebSocketDisconnect:
         return
