@@ -153,6 +153,10 @@ async def test_hostile_items_are_refused_alone(app: FastAPI, bot: Bot) -> None:
         "DELETE", "/v1/batchOrders", {"symbol": "BTCUSDT", "orderIdList": '[true, 1.5, "x"]'}
     )
     assert [a["code"] for a in odd] == [-1130, -1130, -1100]
+    nul = await bot.ok(
+        "DELETE", "/v1/batchOrders", {"symbol": "BTCUSDT", "origClientOrderIdList": '["a\\u0000"]'}
+    )
+    assert [a["code"] for a in nul] == [-1100]
 
 
 async def test_the_clients_batch_calls(app: FastAPI, live_url: str, user: User) -> None:

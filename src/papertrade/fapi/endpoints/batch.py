@@ -58,7 +58,11 @@ def _order_params(item: Any) -> Params:
         raise invalid_data("batchOrders", "Each order must be a JSON object.")
     if len(item) > MAX_PARAMS:
         raise FapiError(400, -1101, f"Too many parameters; expected at most {MAX_PARAMS}.")
-    values = {str(name): _as_text(str(name), value) for name, value in item.items()}
+    return _checked({str(name): _as_text(str(name), value) for name, value in item.items()})
+
+
+def _checked(values: dict[str, str]) -> Params:
+    """Parameters that never held a control character, as a query string's never do."""
     for name, value in values.items():
         if CONTROL_RE.search(name) or CONTROL_RE.search(value):
             shown = CONTROL_RE.sub("?", name[:40])
@@ -125,7 +129,11 @@ async def cancel_batch(call: Call) -> list[Any]:
         if name == "origClientOrderId" and not isinstance(value, str):
             answers.append(_refused(invalid_data("origClientOrderIdList", "Ids are strings.")))
             continue
-        item = Params({"symbol": str(symbol), name: str(value)})
+        try:
+            item = _checked({"symbol": str(symbol), name: str(value)})
+        except FapiError as exc:
+            answers.append(_refused(exc))
+            continue
         answers.append(await _each(call, item, cancel_order))
     return answers
 
