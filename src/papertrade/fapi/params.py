@@ -7,7 +7,10 @@ failure is a Binance-shaped error, never a framework 422 or a 500.
 import re
 from collections.abc import Collection
 from decimal import Decimal, InvalidOperation
+from typing import Any
 from urllib.parse import unquote_plus
+
+import orjson
 
 from papertrade.fapi.errors import FapiError, illegal, invalid_data, mandatory
 
@@ -60,6 +63,19 @@ def _unique(pairs: list[tuple[str, str]]) -> dict[str, str]:
             raise FapiError(400, -1101, f"Duplicate values for a parameter detected: '{shown}'.")
         values[name] = value
     return values
+
+
+def json_value_text(value: Any) -> str | None:
+    """A parameter sent as a JSON value (a batch's order, a WebSocket API request) as the text a
+    query string carries and clients sign: strings as they are, numbers as JSON writes them,
+    booleans `true` / `false`; None for what no parameter can be (an object, a list, null)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return orjson.dumps(value).decode()  # 0.001, not Python's 1e-03
+    return None
 
 
 class Params:

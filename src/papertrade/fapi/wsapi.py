@@ -21,7 +21,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from papertrade.context import AppContext
 from papertrade.fapi.errors import UNKNOWN_ERROR
-from papertrade.fapi.params import MAX_PARAMS
+from papertrade.fapi.params import MAX_PARAMS, json_value_text
 from papertrade.fapi.routes import handler_for
 
 router = APIRouter(include_in_schema=False)
@@ -55,17 +55,6 @@ KEPT_HEADERS = {b"x-forwarded-for", b"x-real-ip", b"forwarded", b"user-agent"}
 
 def _error(request_id: Any, status: int, code: int, msg: str) -> dict[str, Any]:
     return {"id": request_id, "status": status, "error": {"code": code, "msg": msg}}
-
-
-def _text(value: Any) -> str | None:
-    """A parameter's value as the signed text carries it; None for what no parameter can be."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return orjson.dumps(value).decode()
-    return None
 
 
 def _query(values: dict[str, str]) -> bytes:
@@ -164,7 +153,7 @@ async def answer(websocket: WebSocket, text: str) -> dict[str, Any]:
         return _error(request_id, 400, -1101, f"params is an object of at most {MAX_PARAMS}.")
     values: dict[str, str] = {}
     for name, value in params.items():
-        text_value = _text(value)
+        text_value = json_value_text(value)
         if text_value is None:
             return _error(
                 request_id, 400, -1130, f"Data sent for parameter '{name[:40]}' is not valid."

@@ -12,7 +12,7 @@ from papertrade.errors import PapertradeError
 from papertrade.fapi.dispatch import Call, endpoint
 from papertrade.fapi.endpoints.trade import cancel_order, new_order
 from papertrade.fapi.errors import FapiError, domain_to_fapi, invalid_data, mandatory
-from papertrade.fapi.params import CONTROL_RE, MAX_PARAMS, Params
+from papertrade.fapi.params import CONTROL_RE, MAX_PARAMS, Params, json_value_text
 from papertrade.faults.outage import as_unavailable
 from papertrade.trading.errors import TradingRuleError
 
@@ -42,14 +42,10 @@ def _json_list(params: Params, name: str, most: int) -> list[Any] | None:
 
 
 def _as_text(name: str, value: Any) -> str:
-    """A JSON value as the text a query string would have carried."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float):
-        return orjson.dumps(value).decode()  # 0.001, not Python's 1e-03
-    raise invalid_data(name, "Values must be strings, numbers or booleans.")
+    text = json_value_text(value)
+    if text is None:
+        raise invalid_data(name, "Values must be strings, numbers or booleans.")
+    return text
 
 
 def _order_params(item: Any) -> Params:
