@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import orjson
 from fastapi import FastAPI
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
@@ -1407,6 +1408,40 @@ async def walk_binance_streams(
         cov.add(RouteKey("WS", path))
 
 
+def ws_api_signed(key: str, secret: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A WebSocket API request's params, signed as ccxt signs them (sorted, `k=v&…`)."""
+    values = {**params, "apiKey": key, "timestamp": int(time.time() * 1000)}
+    payload = "&".join(f"{k}={v}" for k, v in sorted(values.items()))
+    digest = hmac.new(secret.encode(), payload.encode(), hashlib.sha256).hexdigest()
+    return {**values, "signature": digest}
+
+
+async def walk_ws_api(live_url: str, w: World, cov: Coverage, paths: list[str]) -> None:
+    """Binance's WebSocket API (docs/fapi-ws.md): B's key pair, frame by frame, with A's order
+    ids, is refused as over REST, and B's own account shows nothing of A's."""
+    cases: list[tuple[str, Values, int | None]] = [
+        *[("order.status", probe, -2013) for probe in A_ORDERS],
+        *[("order.cancel", probe, -2011) for probe in A_ORDERS],
+        ("algoOrder.cancel", A_STOP, -2011),
+        ("v2/account.status", nothing, None),
+        ("openOrders.status", nothing, None),
+    ]
+    for path in paths:
+        async with connect(ws_url(live_url, path)) as conn:
+            for n, (method, params, code) in enumerate(cases):
+                signed = ws_api_signed(w.b_compat_key, w.b_compat_secret, params(w))
+                frame = orjson.dumps({"id": n, "method": method, "params": signed}).decode()
+                await conn.send(frame)
+                answer = orjson.loads(await asyncio.wait_for(conn.recv(), 30))
+                what = (path, method, signed)
+                assert not leaks(answer, w, frame), (what, leaks(answer, w, frame), answer)
+                if code is None:
+                    assert answer["status"] == 200, (what, answer)
+                else:
+                    assert answer["error"]["code"] == code, (what, answer)
+        cov.add(RouteKey("WS", path))
+
+
 async def walk_web_pages(w: World, cov: Coverage) -> None:
     for pid in sorted(w.a_pids):
         page = await w.b.get(f"/app/portfolios/{pid}")
@@ -1447,6 +1482,7 @@ class FapiProbe:
     status: int = 200
     code: int | None = None  # the Binance code of a refusal
     once: bool = False
+    item_code: int | None = None  # a batch: the code every item of the answer is refused with
 
     def check(self, response: httpx.Response, w: World, what: object) -> None:
         assert_no_leak(response, w, what)
@@ -1454,6 +1490,9 @@ class FapiProbe:
             assert_binance_error(response, self.status, self.code, what)
         else:
             assert response.status_code == self.status, (what, response.text[:500])
+        if self.item_code is not None:
+            items = response.json()
+            assert items and all(i.get("code") == self.item_code for i in items), (what, items)
 
 
 def by_id(symbol: str, pick: Callable[[World], Any], name: str = "orderId") -> Values:
@@ -1486,6 +1525,42 @@ FAPI_PROBES: dict[tuple[str, str], list[FapiProbe]] = {
             },
             once=True,
         )
+    ],
+    ("POST", "/v1/batchOrders"): [
+        FapiProbe(  # A's client order id in B's batch: B's order (or B's own -4116), never A's
+            lambda w: {
+                "batchOrders": orjson.dumps(
+                    [
+                        {
+                            "symbol": "BTCUSDT",
+                            "side": "BUY",
+                            "type": "LIMIT",
+                            "quantity": "0.01",
+                            "price": "30000",
+                            "timeInForce": "GTC",
+                            "newClientOrderId": w.a_fill_cid,
+                        }
+                    ]
+                ).decode()
+            },
+            once=True,
+        )
+    ],
+    ("DELETE", "/v1/batchOrders"): [
+        FapiProbe(
+            lambda w: {
+                "symbol": "BTCUSDT",
+                "orderIdList": orjson.dumps([w.a_rest_id, w.a_pub_rest_id]).decode(),
+            },
+            item_code=-2011,
+        ),
+        FapiProbe(
+            lambda w: {
+                "symbol": "BTCUSDT",
+                "origClientOrderIdList": orjson.dumps([w.a_rest_cid]).decode(),
+            },
+            item_code=-2011,
+        ),
     ],
     ("GET", "/v1/openOrders"): [FapiProbe(nothing), FapiProbe(BTC)],
     ("DELETE", "/v1/allOpenOrders"): [FapiProbe(BTC)],  # B's own; A's resting order stays
@@ -1665,7 +1740,10 @@ async def test_another_users_objects_are_refused_everywhere(
     await walk_webhooks(app, w, cov, native)
     native_ws = [path for path in ws if path in {prefix + "/ws" for prefix in native}]
     await walk_websocket(live_url, w, cov, native_ws)
-    await walk_binance_streams(app, live_url, w, cov, [p for p in ws if p not in native_ws])
+    ws_api = [path for path in ws if path.endswith("/ws-fapi/v1")]
+    streams = [path for path in ws if path not in native_ws and path not in ws_api]
+    await walk_binance_streams(app, live_url, w, cov, streams)
+    await walk_ws_api(live_url, w, cov, ws_api)
     await walk_web_pages(w, cov)
     await walk_fapi(app, w, cov, fapi)
     await walk_foreign(app, w, cov, foreign)
